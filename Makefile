@@ -1,0 +1,40 @@
+# pinery's two everyday commands are `make demo` and `make test`; everything else is a helper.
+# Python 3.11 is the supported interpreter (CI and the README use it).
+
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install demo test crds check-crds validate-examples clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,trainer]'
+	@touch $(STAMP)
+
+install: $(STAMP)  ## create .venv and install pinery with its dev and trainer extras
+
+demo: $(STAMP)  ## run the local demo
+	$(BIN)/python -m pinery.demo
+
+test: $(STAMP)  ## run the whole test suite
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+crds: $(STAMP)  ## regenerate crds/ and the chart's CRDs from the API models
+	$(BIN)/pinery crds
+
+check-crds: $(STAMP)  ## fail when the committed CRDs are stale
+	$(BIN)/pinery crds --check
+
+validate-examples: $(STAMP)  ## validate examples/ with `pinery validate`
+	$(BIN)/pinery validate -f examples/
+
+clean:  ## remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

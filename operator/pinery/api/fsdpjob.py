@@ -1,0 +1,446 @@
+"""The FSDPJob API: a multi-node PyTorch (torchrun) training job with gang restarts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import (
+    Field,
+    PositiveInt,
+    StringConstraints,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
+
+from pinery.api.base import (
+    DNS_1035_PATTERN,
+    ApiModel,
+    LocalObjectReference,
+    ObjectName,
+    Quantity,
+    immutable,
+    report_problems,
+)
+from pinery.api.conditions import Condition
+from pinery.api.resource import CelRule, PrinterColumn, ResourceInfo
+from pinery.schema.errors import FieldError
+from pinery_trainer.config import TrainerConfig
+
+# Environment variables the operator sets on every training container. Users may not set them:
+# a silently overridden MASTER_ADDR or WORLD_SIZE is the most common way multi-node jobs break.
+RESERVED_ENV = frozenset(
+    {
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "NNODES",
+        "NODE_RANK",
+        "NPROC_PER_NODE",
+        "WORLD_SIZE",
+        "RANK",
+        "LOCAL_RANK",
+        "LOCAL_WORLD_SIZE",
+        "TORCH_DISABLE_SHARE_RDZV_TCP_STORE",
+    }
+)
+RESERVED_ENV_PREFIXES = ("PET_", "PINERY_")
+
+# Longest job name: pods are `<job>-node-<i>` and must stay valid 63-character host names.
+JOB_NAME_MAX = 50
+MAX_NODES = 1000
+
+Phase = Literal["Pending", "Running", "Restarting", "Succeeded", "Failed", "Suspended"]
+ConditionType = Literal["Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended"]
+
+# A JSON-schema for Kubernetes objects pinery passes through without looking inside.
+_OPAQUE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+OpaqueObject = Annotated[dict[str, Any], WithJsonSchema(_OPAQUE_OBJECT)]
+
+# int-or-string: `minimum` applies to integers and `pattern` to strings, so the schema alone
+# accepts exactly the positive integers and "auto".
+NprocPerNode = Annotated[
+    Union[PositiveInt, Literal["auto"]],
+    WithJsonSchema(
+        {
+            "x-kubernetes-int-or-string": True,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "minimum": 1,
+            "pattern": "^auto$",
+        }
+    ),
+]
+
+ShortString = Annotated[str, StringConstraints(max_length=4096)]
+LabelMap = dict[
+    Annotated[str, StringConstraints(min_length=1, max_length=317)],
+    Annotated[str, StringConstraints(max_length=63)],
+]
+AnnotationMap = dict[
+    Annotated[str, StringConstraints(min_length=1, max_length=317)],
+    Annotated[str, StringConstraints(max_length=65536)],
+]
+
+
+class EnvVar(ApiModel):
+    """An environment variable of the training container (as in a Kubernetes container)."""
+
+    name: str = Field(
+        min_length=1,
+        max_length=256,
+        pattern=r"^[-._a-zA-Z][-._a-zA-Z0-9]*$",
+        description="Name of the variable. The rendezvous variables pinery sets are reserved.",
+    )
+    value: Optional[str] = Field(None, max_length=65536, description="Value of the variable.")
+    value_from: Optional[OpaqueObject] = Field(
+        None,
+        description="Source of the value (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).",
+    )
+
+
+class ResourceRequirements(ApiModel):
+    """Compute resources of the training container, per node."""
+
+    limits: Optional[dict[Annotated[str, StringConstraints(max_length=253)], Quantity]] = Field(
+        None,
+        max_length=32,
+        description="Maximum resources (cpu, memory, nvidia.com/gpu, ...).",
+    )
+    requests: Optional[dict[Annotated[str, StringConstraints(max_length=253)], Quantity]] = Field(
+        None,
+        max_length=32,
+        description="Requested resources; GPU requests decide nprocPerNode 'auto'.",
+    )
+
+
+class VolumeMount(ApiModel):
+    """Where a volume from podTemplate.volumes appears in the training container."""
+
+    name: str = Field(min_length=1, max_length=63, description="Name of a volume in podTemplate.volumes.")
+    mount_path: str = Field(
+        min_length=1, max_length=4096, pattern=r"^/", description="Absolute path of the mount."
+    )
+    read_only: Optional[bool] = Field(None, description="Mount read-only.")
+    sub_path: Optional[str] = Field(None, max_length=4096, description="Sub-path of the volume to mount.")
+
+
+class Volume(ApiModel):
+    """A pod volume; everything besides the name is passed to the pod unchanged."""
+
+    model_config = {"extra": "allow"}
+
+    name: str = Field(
+        min_length=1, max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="Name of the volume.",
+    )
+
+
+class PodTemplate(ApiModel):
+    """Settings applied to every pod of the job."""
+
+    labels: Optional[LabelMap] = Field(None, max_length=64, description="Extra pod labels.")
+    annotations: Optional[AnnotationMap] = Field(None, max_length=64, description="Extra pod annotations.")
+    node_selector: Optional[LabelMap] = Field(None, max_length=64, description="Node selector of the pods.")
+    tolerations: Optional[list[OpaqueObject]] = Field(None, max_length=64, description="Tolerations of the pods.")
+    affinity: Optional[OpaqueObject] = Field(None, description="Affinity of the pods.")
+    service_account_name: Optional[ObjectName] = Field(None, description="Service account the pods run as.")
+    priority_class_name: Optional[ObjectName] = Field(None, description="Priority class of the pods.")
+    scheduler_name: Optional[ShortString] = Field(
+        None, description="Scheduler of the pods (for example a gang scheduler such as volcano)."
+    )
+    runtime_class_name: Optional[ObjectName] = Field(None, description="Runtime class of the pods.")
+    volumes: Optional[list[Volume]] = Field(
+        None,
+        max_length=64,
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+        description="Extra pod volumes (any Kubernetes volume source).",
+    )
+    volume_mounts: Optional[list[VolumeMount]] = Field(
+        None, max_length=64, description="Mounts of those volumes in the training container."
+    )
+    image_pull_secrets: Optional[list[LocalObjectReference]] = Field(
+        None, max_length=16, description="Secrets for pulling the image."
+    )
+    security_context: Optional[OpaqueObject] = Field(
+        None,
+        description="Pod security context. Without one pods run as non-root user 1000 with the RuntimeDefault seccomp profile.",
+    )
+    container_security_context: Optional[OpaqueObject] = Field(
+        None,
+        description="Security context of the training container. Without one privilege escalation is off and all capabilities are dropped.",
+    )
+
+
+class ElasticSpec(ApiModel):
+    """Elastic training with torchrun's c10d rendezvous: the job runs while at least minNodes are alive."""
+
+    min_nodes: int = Field(ge=1, le=MAX_NODES, description="Fewest nodes training may continue with.")
+    max_nodes: Optional[int] = Field(
+        None, ge=1, le=MAX_NODES, description="Most nodes that may join. Defaults to numNodes."
+    )
+    max_restarts: int = Field(
+        3, ge=0, le=1000, description="Restarts torchrun itself makes when membership changes."
+    )
+
+
+class CheckpointSpec(ApiModel):
+    """A volume for checkpoints, shared by every node, passed to the trainer."""
+
+    volume_claim_name: ObjectName = Field(
+        description="PersistentVolumeClaim mounted on every node (ReadWriteMany for multiple nodes)."
+    )
+    path: str = Field(
+        "/checkpoints", min_length=1, max_length=4096, pattern=r"^/",
+        description="Mount path of the volume in the training container.",
+    )
+    interval_steps: int = Field(
+        100, ge=1, description="Checkpoint every this many steps (passed as PINERY_CHECKPOINT_INTERVAL)."
+    )
+
+
+_MUTABLE_NOTE = "Can be changed while the job exists."
+
+
+class FSDPJobSpec(ApiModel):
+    """Desired state of a multi-node PyTorch FSDP job.
+
+    Only suspend, activeDeadlineSeconds and ttlSecondsAfterFinished can change after creation.
+    """
+
+    num_nodes: int = Field(
+        ge=1, le=MAX_NODES, json_schema_extra=immutable(),
+        description="Number of nodes (pods); each runs torchrun with nprocPerNode processes.",
+    )
+    nproc_per_node: NprocPerNode = Field(
+        "auto",
+        json_schema_extra=immutable(),
+        description=(
+            "Processes per node: a positive integer, or 'auto' for the number of GPUs the "
+            "container requests (nvidia.com/gpu or amd.com/gpu), or 1 without GPUs."
+        ),
+    )
+    image: Optional[ShortString] = Field(
+        None,
+        min_length=1,
+        json_schema_extra=immutable(),
+        description="Container image. Defaults to the operator's configured trainer image.",
+    )
+    image_pull_policy: Optional[Literal["Always", "IfNotPresent", "Never"]] = Field(
+        None, json_schema_extra=immutable(), description="Image pull policy of the training container."
+    )
+    command: Optional[list[ShortString]] = Field(
+        None,
+        min_length=1,
+        max_length=256,
+        json_schema_extra=immutable(),
+        description=(
+            "Command of the training container, for example [torchrun, train.py]. The "
+            "rendezvous is in the environment, so torchrun needs no flags. Without a command "
+            "the built-in trainer runs with spec.trainer."
+        ),
+    )
+    args: Optional[list[ShortString]] = Field(
+        None, max_length=256, json_schema_extra=immutable(), description="Arguments to the command."
+    )
+    env: Optional[list[EnvVar]] = Field(
+        None,
+        max_length=256,
+        json_schema_extra=immutable(),
+        description="Extra environment variables. The rendezvous variables pinery sets (MASTER_ADDR, WORLD_SIZE, RANK, PET_*, PINERY_*, ...) cannot be set here.",
+    )
+    resources: Optional[ResourceRequirements] = Field(
+        None, json_schema_extra=immutable(), description="Resources of the training container on each node."
+    )
+    master_port: int = Field(
+        29500, ge=1, le=65535, json_schema_extra=immutable(),
+        description="Port of the rendezvous on node 0.",
+    )
+    max_restarts: int = Field(
+        3, ge=0, le=1000, json_schema_extra=immutable(),
+        description="Gang restarts allowed before the job fails. Counted in status.restarts, which nothing resets.",
+    )
+    non_retryable_exit_codes: Optional[list[Annotated[int, Field(ge=1, le=255)]]] = Field(
+        None,
+        max_length=255,
+        json_schema_extra=immutable(),
+        description="Exit codes that fail the job at once instead of restarting it.",
+    )
+    suspend: bool = Field(
+        False, description=f"Remove the pods but keep the job and its status. {_MUTABLE_NOTE}"
+    )
+    active_deadline_seconds: Optional[int] = Field(
+        None, ge=1, description=f"Fail the job when it has run this long. {_MUTABLE_NOTE}"
+    )
+    startup_timeout_seconds: int = Field(
+        600, ge=1, json_schema_extra=immutable(),
+        description="Fail the job when its pods are not all running this long after they were created (Pending, unschedulable, image pull errors).",
+    )
+    ttl_seconds_after_finished: Optional[int] = Field(
+        None, ge=0, description=f"Delete the job this long after it finished. {_MUTABLE_NOTE}"
+    )
+    shm_size: Optional[Quantity] = Field(
+        None, json_schema_extra=immutable(),
+        description="Size of a memory-backed /dev/shm (for example 8Gi); data loaders and NCCL need more than the default 64Mi.",
+    )
+    elastic: Optional[ElasticSpec] = Field(
+        None, json_schema_extra=immutable(),
+        description="Elastic rendezvous; without it all numNodes nodes must train together.",
+    )
+    checkpoint: Optional[CheckpointSpec] = Field(
+        None, json_schema_extra=immutable(), description="Checkpoint volume shared by the nodes."
+    )
+    trainer: Optional[TrainerConfig] = Field(
+        None, json_schema_extra=immutable(),
+        description="Configuration of the built-in trainer, used when command is not set.",
+    )
+    pod_template: Optional[PodTemplate] = Field(
+        None, json_schema_extra=immutable(), description="Settings applied to every pod."
+    )
+
+    def problems(self) -> list[FieldError]:
+        """Cross-field rules (each also a CEL rule in the CRD; a test keeps them in step)."""
+        out: list[FieldError] = []
+        for i, var in enumerate(self.env or []):
+            if is_reserved_env(var.name):
+                out.append(FieldError(f"spec.env[{i}].name", f"{var.name} is set by pinery and cannot be overridden"))
+        if self.command is not None and self.trainer is not None:
+            out.append(FieldError("spec.trainer", "is used only without spec.command; remove one of them"))
+        if self.trainer is not None:
+            out.extend(FieldError(f"spec.trainer.{path}", msg) for path, msg in self.trainer.problems())
+        if self.elastic is not None:
+            max_nodes = self.elastic.max_nodes or self.num_nodes
+            if self.elastic.min_nodes > max_nodes:
+                out.append(FieldError("spec.elastic.minNodes", f"must not exceed maxNodes ({max_nodes})"))
+            if not self.elastic.min_nodes <= self.num_nodes <= max_nodes:
+                out.append(FieldError("spec.numNodes", f"must lie between elastic.minNodes and elastic.maxNodes ({self.elastic.min_nodes}..{max_nodes})"))
+        template = self.pod_template or PodTemplate()
+        volumes = {v.name for v in template.volumes or []}
+        for i, mount in enumerate(template.volume_mounts or []):
+            if mount.name not in volumes:
+                out.append(
+                    FieldError(
+                        f"spec.podTemplate.volumeMounts[{i}].name",
+                        f"no volume named {mount.name!r} in podTemplate.volumes",
+                    )
+                )
+        return out
+
+    @model_validator(mode="after")
+    def _check_rules(self, info: ValidationInfo) -> "FSDPJobSpec":
+        report_problems(self.problems(), info)
+        return self
+
+
+def is_reserved_env(name: str) -> bool:
+    return name in RESERVED_ENV or name.startswith(RESERVED_ENV_PREFIXES)
+
+
+class NodeStatus(ApiModel):
+    """Observed state of one node (pod) of the job."""
+
+    index: int = Field(ge=0, description="Node rank.")
+    pod: Optional[str] = Field(None, description="Name of the node's current pod.")
+    phase: Optional[Literal["Pending", "Running", "Succeeded", "Failed", "Unknown"]] = Field(
+        None, description="Phase of the pod."
+    )
+    exit_code: Optional[int] = Field(None, description="Exit code of the training container, once it has exited.")
+    restarts: int = Field(0, ge=0, description="Times this node's pod was replaced.")
+    reason: Optional[str] = Field(None, description="Why the pod is in this phase (for example OOMKilled, ImagePullBackOff).")
+
+
+class Progress(ApiModel):
+    """Training progress reported by the built-in trainer."""
+
+    step: Optional[int] = Field(None, ge=0, description="Last completed optimizer step.")
+    total_steps: Optional[int] = Field(None, ge=0, description="Steps the run will take.")
+    loss: Optional[float] = Field(None, description="Training loss at that step.")
+    tokens_per_second: Optional[float] = Field(None, ge=0, description="Training throughput over the whole job.")
+    last_checkpoint_step: Optional[int] = Field(None, ge=0, description="Step of the newest complete checkpoint.")
+    updated_at: Optional[str] = Field(
+        None, json_schema_extra={"format": "date-time"}, description="When progress was last reported."
+    )
+
+
+class FSDPJobStatus(ApiModel):
+    """Observed state of the job, written by the operator."""
+
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        max_length=16,
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
+        description="Created, Running, Restarting, Succeeded, Failed and Suspended.",
+    )
+    phase: Optional[Phase] = Field(
+        None, description="Pending, Running, Restarting, Succeeded, Failed or Suspended."
+    )
+    restarts: int = Field(0, ge=0, description="Gang restarts so far (never reset).")
+    nodes: list[NodeStatus] = Field(
+        default_factory=list,
+        max_length=MAX_NODES,
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["index"]},
+        description="Per-node state.",
+    )
+    progress: Optional[Progress] = Field(None, description="Training progress (built-in trainer).")
+    start_time: Optional[str] = Field(
+        None, json_schema_extra={"format": "date-time"}, description="When the job's pods were first created."
+    )
+    completion_time: Optional[str] = Field(
+        None, json_schema_extra={"format": "date-time"}, description="When the job succeeded or failed."
+    )
+    observed_generation: Optional[int] = Field(None, ge=0, description="The metadata.generation the operator last acted on.")
+
+
+SPEC_RULES = (
+    CelRule(
+        rule="!has(self.env) || self.env.all(e, !(e.name in " + repr(sorted(RESERVED_ENV)) + ") && !e.name.startsWith('PET_') && !e.name.startsWith('PINERY_'))",
+        message="env must not set the variables pinery sets (MASTER_ADDR, WORLD_SIZE, RANK, PET_*, PINERY_*, ...)",
+        field_path=".env",
+    ),
+    CelRule(
+        rule="!has(self.command) || !has(self.trainer)",
+        message="trainer is used only without command; remove one of them",
+        field_path=".trainer",
+    ),
+    CelRule(
+        rule="!has(self.elastic) || self.elastic.minNodes <= (has(self.elastic.maxNodes) ? self.elastic.maxNodes : self.numNodes)",
+        message="elastic.minNodes must not exceed elastic.maxNodes",
+        field_path=".elastic.minNodes",
+    ),
+    CelRule(
+        rule="!has(self.elastic) || (self.elastic.minNodes <= self.numNodes && self.numNodes <= (has(self.elastic.maxNodes) ? self.elastic.maxNodes : self.numNodes))",
+        message="numNodes must lie between elastic.minNodes and elastic.maxNodes",
+        field_path=".numNodes",
+    ),
+    CelRule(
+        rule="!has(self.podTemplate) || !has(self.podTemplate.volumeMounts) || self.podTemplate.volumeMounts.all(m, has(self.podTemplate.volumes) && self.podTemplate.volumes.exists(v, v.name == m.name))",
+        message="every podTemplate.volumeMounts entry must name a volume in podTemplate.volumes",
+        field_path=".podTemplate.volumeMounts",
+    ),
+)
+
+FSDP_JOB = ResourceInfo(
+    kind="FSDPJob",
+    plural="fsdpjobs",
+    short_names=("fj",),
+    description=(
+        "A multi-node PyTorch FSDP training job: one headless Service and one pod per node "
+        "running torchrun with the rendezvous wired in, gang restarts and honest status."
+    ),
+    spec_model=FSDPJobSpec,
+    status_model=FSDPJobStatus,
+    spec_rules=SPEC_RULES,
+    printer_columns=(
+        PrinterColumn("Nodes", ".spec.numNodes", "integer", "Number of nodes."),
+        PrinterColumn("Procs", ".spec.nprocPerNode", "string", "Processes per node."),
+        PrinterColumn("Phase", ".status.phase", "string", "Summary of the conditions."),
+        PrinterColumn("Restarts", ".status.restarts", "integer", "Gang restarts so far."),
+        PrinterColumn("Step", ".status.progress.step", "integer", "Last training step reported."),
+        PrinterColumn("Age", ".metadata.creationTimestamp", "date", "Time since the object was created."),
+        PrinterColumn("Loss", ".status.progress.loss", "number", "Last training loss reported.", priority=1),
+    ),
+    name_max_length=JOB_NAME_MAX,
+    name_pattern=DNS_1035_PATTERN,
+    name_hint=(
+        f"a DNS-1035 label of at most {JOB_NAME_MAX} characters (lowercase letters, digits and "
+        "'-', starting with a letter): it names the job's Service and pods"
+    ),
+)

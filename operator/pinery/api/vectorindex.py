@@ -1,0 +1,407 @@
+"""The VectorIndex API: a Pinecone index declared as a Kubernetes object."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Optional
+
+from pydantic import Field, StringConstraints, ValidationInfo, model_validator
+
+from pinery.api.base import (
+    ApiModel,
+    ObjectName,
+    SecretKeyRef,
+    immutable,
+    report_problems,
+)
+from pinery.api.conditions import Condition
+from pinery.api.resource import CelRule, PrinterColumn, ResourceInfo
+from pinery.schema.errors import FieldError
+
+# Pinecone's naming rule for indexes and collections.
+INDEX_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+INDEX_NAME_MAX = 45
+_INDEX_NAME_RE = re.compile(INDEX_NAME_PATTERN)
+
+# Tag keys with this prefix are the operator's ownership tags.
+RESERVED_TAG_PREFIX = "pinery-"
+TAG_KEY_PATTERN = r"^[A-Za-z0-9_-]+$"
+TAG_VALUE_PATTERN = r"^[A-Za-z0-9;@_.+ -]+$"
+
+IndexName = Annotated[
+    str, StringConstraints(min_length=1, max_length=INDEX_NAME_MAX, pattern=INDEX_NAME_PATTERN)
+]
+TagKey = Annotated[str, StringConstraints(min_length=1, max_length=80, pattern=TAG_KEY_PATTERN)]
+TagValue = Annotated[
+    str, StringConstraints(min_length=1, max_length=120, pattern=TAG_VALUE_PATTERN)
+]
+
+Metric = Literal["cosine", "euclidean", "dotproduct"]
+VectorType = Literal["dense", "sparse"]
+DeploymentType = Literal["serverless", "pod", "byoc"]
+Phase = Literal["Pending", "Creating", "Ready", "Updating", "Error", "Failed", "Terminating"]
+
+
+class ServerlessSpec(ApiModel):
+    """A serverless index in a public cloud region."""
+
+    cloud: Literal["aws", "gcp", "azure"] = Field(
+        description="Public cloud that hosts the index: aws, gcp or azure."
+    )
+    region: str = Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[a-z0-9-]+$",
+        description="Cloud region of the index, for example us-east-1.",
+    )
+    source_collection: Optional[IndexName] = Field(
+        None, description="Name of a collection to create the index from."
+    )
+
+
+class MetadataConfig(ApiModel):
+    """Which metadata fields a pod-based index indexes for filtering."""
+
+    indexed: list[Annotated[str, StringConstraints(min_length=1, max_length=512)]] = Field(
+        max_length=1000,
+        description="Metadata fields to index. Without metadataConfig every field is indexed.",
+    )
+
+
+class PodSpec(ApiModel):
+    """A pod-based index. podType and replicas can be scaled in place; the rest is fixed."""
+
+    environment: str = Field(
+        min_length=1,
+        max_length=64,
+        json_schema_extra=immutable(),
+        description="Pinecone environment that hosts the index, for example us-east1-gcp.",
+    )
+    pod_type: str = Field(
+        "p1.x1",
+        pattern=r"^(s1|p1|p2)\.(x1|x2|x4|x8)$",
+        description=(
+            "Pod type: s1, p1 or p2, then '.', then x1, x2, x4 or x8. Can be changed in place "
+            "to a larger size of the same family (p1.x1 -> p1.x2)."
+        ),
+    )
+    replicas: int = Field(
+        1, ge=1, le=100, description="Number of replicas; can be scaled up or down in place."
+    )
+    shards: int = Field(
+        1, ge=1, le=100, json_schema_extra=immutable(), description="Number of shards."
+    )
+    pods: Optional[int] = Field(
+        None,
+        ge=1,
+        le=10000,
+        description="Total number of pods. Must equal shards x replicas; computed when omitted.",
+    )
+    metadata_config: Optional[MetadataConfig] = Field(
+        None,
+        json_schema_extra=immutable(),
+        description="Metadata fields to index; every field is indexed when omitted.",
+    )
+    source_collection: Optional[IndexName] = Field(
+        None,
+        json_schema_extra=immutable(),
+        description="Name of a collection to create the index from.",
+    )
+
+    @property
+    def total_pods(self) -> int:
+        return self.pods if self.pods is not None else self.replicas * self.shards
+
+
+class ByocSpec(ApiModel):
+    """An index in a bring-your-own-cloud environment."""
+
+    environment: str = Field(
+        min_length=1,
+        max_length=64,
+        description="BYOC environment that hosts the index, for example aws-us-east-1-b921.",
+    )
+
+
+class VectorIndexSpec(ApiModel):
+    """Desired state of a Pinecone index.
+
+    Exactly one of serverless, pod and byoc must be set. Fields Pinecone cannot change in place
+    are immutable; deletionProtection, tags, pod.replicas, pod.podType and the operator-side
+    fields can change at any time.
+    """
+
+    index_name: Optional[IndexName] = Field(
+        None,
+        json_schema_extra=immutable(),
+        description=(
+            "Name of the index in Pinecone: 1-45 characters, lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit. Defaults to metadata.name."
+        ),
+    )
+    dimension: Optional[int] = Field(
+        None,
+        ge=1,
+        le=20000,
+        json_schema_extra=immutable(),
+        description="Dimension of the vectors (1-20000). Required for dense indexes, unset for sparse.",
+    )
+    metric: Optional[Metric] = Field(
+        None,
+        json_schema_extra=immutable(),
+        description=(
+            "Similarity metric: cosine, euclidean or dotproduct. Defaults to cosine for dense "
+            "indexes; sparse indexes require dotproduct."
+        ),
+    )
+    vector_type: VectorType = Field(
+        "dense",
+        json_schema_extra=immutable(),
+        description="Vector type: dense (default) or sparse.",
+    )
+    serverless: Optional[ServerlessSpec] = Field(
+        None, json_schema_extra=immutable(), description="Create a serverless index."
+    )
+    pod: Optional[PodSpec] = Field(
+        None, json_schema_extra=immutable("presence"), description="Create a pod-based index."
+    )
+    byoc: Optional[ByocSpec] = Field(
+        None,
+        json_schema_extra=immutable(),
+        description="Create an index in a bring-your-own-cloud environment.",
+    )
+    deletion_protection: bool = Field(
+        False,
+        description=(
+            "Ask Pinecone to refuse deletion of the index. A protected index is never deleted by "
+            "the operator: deleting the object then leaves the index in place."
+        ),
+    )
+    tags: Optional[dict[TagKey, TagValue]] = Field(
+        None,
+        max_length=100,
+        description=(
+            "Tags on the index. Keys: up to 80 letters, digits, '_' or '-'; values: up to 120 "
+            "letters, digits or ';@_-.+ '. Keys starting with 'pinery-' are reserved for the "
+            "operator's ownership tags. Removing a key here removes the tag."
+        ),
+    )
+    deletion_policy: Literal["Delete", "Retain"] = Field(
+        "Delete",
+        description=(
+            "What happens to the Pinecone index when this object is deleted: Delete (default) "
+            "deletes it, Retain leaves it."
+        ),
+    )
+    adopt_existing: bool = Field(
+        False,
+        description=(
+            "Take over an index of the same name that this object did not create, if its "
+            "immutable properties match the spec. Without it such an index is left alone."
+        ),
+    )
+    api_key_secret_ref: Optional[SecretKeyRef] = Field(
+        None,
+        description=(
+            "Secret key holding the Pinecone API key. Defaults to the operator's configured "
+            "Secret."
+        ),
+    )
+    connection_config_map: Optional[ObjectName] = Field(
+        None,
+        description=(
+            "Name of a ConfigMap the operator creates (owned by this object) with the index "
+            "name and host, for applications to mount or read."
+        ),
+    )
+
+    @property
+    def deployment_type(self) -> DeploymentType | None:
+        for name in ("serverless", "pod", "byoc"):
+            if getattr(self, name) is not None:
+                return name  # type: ignore[return-value]
+        return None
+
+    @property
+    def effective_metric(self) -> Metric:
+        if self.metric:
+            return self.metric
+        return "dotproduct" if self.vector_type == "sparse" else "cosine"
+
+    def problems(self) -> list[FieldError]:
+        """Cross-field rules (each also a CEL rule in the CRD; a test keeps them in step)."""
+        out: list[FieldError] = []
+        chosen = [n for n in ("serverless", "pod", "byoc") if getattr(self, n) is not None]
+        if len(chosen) != 1:
+            out.append(
+                FieldError(
+                    "spec",
+                    "exactly one of serverless, pod and byoc must be set"
+                    + (f" (found {', '.join(chosen)})" if chosen else ""),
+                )
+            )
+        if self.vector_type == "dense" and self.dimension is None:
+            out.append(FieldError("spec.dimension", "required for dense indexes"))
+        if self.vector_type == "sparse":
+            if self.dimension is not None:
+                out.append(FieldError("spec.dimension", "must not be set for sparse indexes"))
+            if self.metric not in (None, "dotproduct"):
+                out.append(FieldError("spec.metric", "sparse indexes require dotproduct"))
+            if self.pod is not None:
+                out.append(FieldError("spec.pod", "sparse indexes cannot be pod-based"))
+        for key in sorted(self.tags or {}):
+            if key.startswith(RESERVED_TAG_PREFIX):
+                out.append(
+                    FieldError(
+                        f"spec.tags[{key}]",
+                        f"tag keys starting with '{RESERVED_TAG_PREFIX}' are reserved for the operator",
+                    )
+                )
+        if self.pod is not None and self.pod.pods is not None:
+            if self.pod.pods != self.pod.replicas * self.pod.shards:
+                out.append(
+                    FieldError(
+                        "spec.pod.pods",
+                        f"must equal shards x replicas ({self.pod.shards} x {self.pod.replicas}"
+                        f" = {self.pod.replicas * self.pod.shards}); omit it to have it computed",
+                    )
+                )
+        return out
+
+    @model_validator(mode="after")
+    def _check_rules(self, info: ValidationInfo) -> "VectorIndexSpec":
+        report_problems(self.problems(), info)
+        return self
+
+    def index_name_for(self, object_name: str) -> str:
+        return self.index_name or object_name
+
+
+def metadata_problems(name: str | None, spec: dict) -> list[FieldError]:
+    """Rules that involve metadata.name: it is the default index name."""
+    if spec.get("indexName") or not name:
+        return []
+    if len(name) > INDEX_NAME_MAX or not _INDEX_NAME_RE.match(name):
+        return [
+            FieldError(
+                "metadata.name",
+                f"{name!r} is not a valid Pinecone index name (1-45 lowercase letters, digits and "
+                "'-'); set spec.indexName",
+            )
+        ]
+    return []
+
+
+class VectorIndexStatus(ApiModel):
+    """Observed state of the index, written by the operator."""
+
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        max_length=16,
+        json_schema_extra={
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["type"],
+        },
+        description=(
+            "Ready: the index exists and serves requests. Synced: Pinecone matches the spec "
+            "of observedGeneration."
+        ),
+    )
+    phase: Optional[Phase] = Field(
+        None,
+        description=(
+            "Summary of the conditions for display: Pending, Creating, Ready, Updating, "
+            "Error (retrying by itself), Failed (needs a change to the spec, Secret or "
+            "account) or Terminating."
+        ),
+    )
+    index_name: Optional[str] = Field(None, description="Name of the index in Pinecone.")
+    type: Optional[DeploymentType] = Field(
+        None, description="Deployment type of the index: serverless, pod or byoc."
+    )
+    host: Optional[str] = Field(None, description="Host serving the index's data plane.")
+    state: Optional[str] = Field(
+        None,
+        description="Pinecone's state of the index (Initializing, Ready, ScalingUp, Terminating, ...).",
+    )
+    observed_generation: Optional[int] = Field(
+        None, ge=0, description="The metadata.generation the operator last acted on."
+    )
+
+
+_ONE_DEPLOYMENT_TYPE = CelRule(
+    rule="(has(self.serverless) ? 1 : 0) + (has(self.pod) ? 1 : 0) + (has(self.byoc) ? 1 : 0) == 1",
+    message="exactly one of serverless, pod and byoc must be set",
+)
+
+SPEC_RULES = (
+    _ONE_DEPLOYMENT_TYPE,
+    CelRule(
+        rule="self.vectorType != 'dense' || has(self.dimension)",
+        message="dimension is required for dense indexes",
+        field_path=".dimension",
+    ),
+    CelRule(
+        rule="self.vectorType != 'sparse' || !has(self.dimension)",
+        message="dimension must not be set for sparse indexes",
+        field_path=".dimension",
+    ),
+    CelRule(
+        rule="self.vectorType != 'sparse' || !has(self.metric) || self.metric == 'dotproduct'",
+        message="sparse indexes require dotproduct",
+        field_path=".metric",
+    ),
+    CelRule(
+        rule="self.vectorType != 'sparse' || !has(self.pod)",
+        message="sparse indexes cannot be pod-based",
+        field_path=".pod",
+    ),
+    CelRule(
+        rule="!has(self.tags) || self.tags.all(k, !k.startsWith('pinery-'))",
+        message="tag keys starting with 'pinery-' are reserved for the operator",
+        field_path=".tags",
+    ),
+    CelRule(
+        rule="!has(self.pod) || !has(self.pod.pods) || self.pod.pods == self.pod.replicas * self.pod.shards",
+        message="pod.pods must equal shards x replicas; omit it to have it computed",
+        field_path=".pod.pods",
+    ),
+)
+
+VECTOR_INDEX = ResourceInfo(
+    kind="VectorIndex",
+    plural="vectorindexes",
+    short_names=("vi",),
+    description=(
+        "A Pinecone vector index (serverless, pod-based or BYOC) managed by pinery: created, "
+        "scaled, tagged, protected, adopted and deleted from this object."
+    ),
+    spec_model=VectorIndexSpec,
+    status_model=VectorIndexStatus,
+    spec_rules=SPEC_RULES,
+    printer_columns=(
+        PrinterColumn("Index", ".status.indexName", "string", "Name of the index in Pinecone."),
+        PrinterColumn("Type", ".status.type", "string", "serverless, pod or byoc."),
+        PrinterColumn("Phase", ".status.phase", "string", "Summary of the conditions."),
+        PrinterColumn("Host", ".status.host", "string", "Data-plane host of the index."),
+        PrinterColumn(
+            "Age", ".metadata.creationTimestamp", "date", "Time since the object was created."
+        ),
+        PrinterColumn(
+            "State", ".status.state", "string", "Pinecone's own state of the index.", priority=1
+        ),
+    ),
+    root_rules=(
+        CelRule(
+            rule=(
+                "has(self.spec.indexName) || (size(self.metadata.name) <= 45 && "
+                "self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))"
+            ),
+            message=(
+                "metadata.name is not a valid Pinecone index name (1-45 lowercase letters, "
+                "digits and '-'); set spec.indexName"
+            ),
+        ),
+    ),
+    metadata_problems=metadata_problems,
+)

@@ -1,0 +1,225 @@
+"""Validate a value against a structural schema, with the API server's messages.
+
+Covers what CRDs use: types (int-or-string, nullable), enums, numeric and size bounds,
+patterns, required fields, list types (set, map), `anyOf`/`allOf`/`oneOf`/`not` value
+validations and `x-kubernetes-validations` CEL rules (transition rules when `old` is given).
+Unknown fields are not errors here: pruning (pinery.schema.prune) deals with them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from pinery.schema import cel
+from pinery.schema.errors import FieldError, join_path
+
+_MISSING = object()
+
+
+def validate(
+    schema: dict[str, Any],
+    value: Any,
+    path: str = "",
+    *,
+    old: Any = _MISSING,
+    rules: bool = True,
+) -> list[FieldError]:
+    """All problems of `value` under `schema`; `old` is the previous value on updates."""
+    errors: list[FieldError] = []
+    _validate(schema, value, path, old, rules, errors)
+    return errors
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return True
+
+
+@lru_cache(maxsize=1024)
+def _regex(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def _validate(schema: dict, value: Any, path: str, old: Any, rules: bool, errors: list) -> None:
+    def fail(message: str) -> None:
+        errors.append(FieldError(path, message))
+
+    if value is None:
+        if not schema.get("nullable"):
+            fail(f"Invalid value: \"null\": {path or 'value'} in body must be of type {schema.get('type', 'object')}: \"null\"")
+        return
+
+    if schema.get("x-kubernetes-int-or-string"):
+        if not (isinstance(value, str) or _type_ok("integer", value)):
+            fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must be of type integer-or-string")
+            return
+    elif "type" in schema and not _type_ok(schema["type"], value):
+        fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must be of type {schema['type']}: {_show(type(value).__name__)}")
+        return
+
+    if "enum" in schema and value not in schema["enum"]:
+        supported = ", ".join(_show(v) for v in schema["enum"])
+        fail(f"Unsupported value: {_show(value)}: supported values: {supported}")
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        _check_number(schema, value, path, fail)
+    if isinstance(value, str):
+        _check_string(schema, value, path, fail)
+
+    if isinstance(value, list):
+        _check_list(schema, value, path, old, rules, errors, fail)
+    if isinstance(value, dict):
+        _check_object(schema, value, path, old, rules, errors, fail)
+
+    _check_junctors(schema, value, path, fail)
+    if rules:
+        _check_rules(schema, value, path, old, errors)
+
+
+def _check_number(schema: dict, value: float, path: str, fail) -> None:
+    name = path or "value"
+    if "minimum" in schema:
+        low = schema["minimum"]
+        if schema.get("exclusiveMinimum") and value <= low:
+            fail(f"Invalid value: {_show(value)}: {name} in body should be greater than {low}")
+        elif value < low:
+            fail(f"Invalid value: {_show(value)}: {name} in body should be greater than or equal to {low}")
+    if "maximum" in schema:
+        high = schema["maximum"]
+        if schema.get("exclusiveMaximum") and value >= high:
+            fail(f"Invalid value: {_show(value)}: {name} in body should be less than {high}")
+        elif value > high:
+            fail(f"Invalid value: {_show(value)}: {name} in body should be less than or equal to {high}")
+
+
+def _check_string(schema: dict, value: str, path: str, fail) -> None:
+    name = path or "value"
+    if "minLength" in schema and len(value) < schema["minLength"]:
+        fail(f"Invalid value: {_show(value)}: {name} in body should be at least {schema['minLength']} chars long")
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        fail(f"Too long: may not be more than {schema['maxLength']} bytes")
+    if "pattern" in schema and not _regex(schema["pattern"]).search(value):
+        fail(f"Invalid value: {_show(value)}: {name} in body should match '{schema['pattern']}'")
+    if schema.get("format") == "date-time":
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            fail(f"Invalid value: {_show(value)}: {name} in body must be of type date-time")
+
+
+def _check_list(schema, value, path, old, rules, errors, fail) -> None:
+    name = path or "value"
+    if "minItems" in schema and len(value) < schema["minItems"]:
+        fail(f"Invalid value: {len(value)}: {name} in body should have at least {schema['minItems']} items")
+    if "maxItems" in schema and len(value) > schema["maxItems"]:
+        fail(f"Too many: {len(value)}: must have at most {schema['maxItems']} items")
+    list_type = schema.get("x-kubernetes-list-type")
+    if list_type == "set":
+        seen = []
+        for i, item in enumerate(value):
+            if item in seen:
+                errors.append(FieldError(join_path(path, i), f"Duplicate value: {_show(item)}"))
+            seen.append(item)
+    elif list_type == "map":
+        keys = schema.get("x-kubernetes-list-map-keys", [])
+        seen_keys = set()
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                key = tuple(_show(item.get(k)) for k in keys)
+                if key in seen_keys:
+                    shown = ", ".join(f"{k}: {_show(item.get(k))}" for k in keys)
+                    errors.append(FieldError(join_path(path, i), f"Duplicate value: map[{shown}]"))
+                seen_keys.add(key)
+    items = schema.get("items")
+    if items is not None:
+        old_items = _old_items(schema, old)
+        for i, item in enumerate(value):
+            _validate(items, item, join_path(path, i), old_items(item, i), rules, errors)
+
+
+def _old_items(schema: dict, old: Any):
+    """Which old item corresponds to a new one: by map keys for list-type map, else none.
+
+    Kubernetes correlates old and new list items only for map lists (and sets), so transition
+    rules below other lists do not run.
+    """
+    if not isinstance(old, list) or schema.get("x-kubernetes-list-type") != "map":
+        return lambda item, i: _MISSING
+    keys = schema.get("x-kubernetes-list-map-keys", [])
+    by_key = {tuple(_show(o.get(k)) for k in keys): o for o in old if isinstance(o, dict)}
+    return lambda item, i: by_key.get(tuple(_show(item.get(k)) for k in keys), _MISSING) if isinstance(item, dict) else _MISSING
+
+
+def _check_object(schema, value, path, old, rules, errors, fail) -> None:
+    name = path or "value"
+    if "minProperties" in schema and len(value) < schema["minProperties"]:
+        fail(f"Invalid value: {len(value)}: {name} in body should have at least {schema['minProperties']} properties")
+    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+        fail(f"Too many: {len(value)}: must have at most {schema['maxProperties']} items")
+    for req in schema.get("required", []):
+        if req not in value:
+            errors.append(FieldError(join_path(path, req), "Required value"))
+    props = schema.get("properties", {})
+    extra = schema.get("additionalProperties")
+    old_map = old if isinstance(old, dict) else {}
+    for key, item in value.items():
+        sub = props.get(key)
+        if sub is not None:
+            _validate(sub, item, join_path(path, key), old_map.get(key, _MISSING), rules, errors)
+        elif isinstance(extra, dict):
+            _validate(extra, item, join_path(path, f"[{key}]") if path else key, old_map.get(key, _MISSING), rules, errors)
+
+
+def _check_junctors(schema: dict, value: Any, path: str, fail) -> None:
+    """Value validations inside allOf/anyOf/oneOf/not (no rules, no type changes)."""
+    int_or_string = [{"type": "integer"}, {"type": "string"}]
+    if schema.get("x-kubernetes-int-or-string") and schema.get("anyOf") == int_or_string:
+        return  # the type check above already did this
+    for sub in schema.get("allOf", []):
+        for err in validate(sub, value, path, rules=False):
+            fail(err.message)
+    if "anyOf" in schema and not any(not validate(s, value, path, rules=False) for s in schema["anyOf"]):
+        fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must match at least one schema in anyOf")
+    if "oneOf" in schema:
+        matches = sum(1 for s in schema["oneOf"] if not validate(s, value, path, rules=False))
+        if matches != 1:
+            fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must match exactly one schema in oneOf")
+    if "not" in schema and not validate(schema["not"], value, path, rules=False):
+        fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must not match the schema in not")
+
+
+def _check_rules(schema: dict, value: Any, path: str, old: Any, errors: list) -> None:
+    for rule in schema.get("x-kubernetes-validations", []):
+        expr = rule["rule"]
+        transition = cel.is_transition_rule(expr)
+        if transition and (old is _MISSING or old is None):
+            continue
+        holds = cel.evaluate(expr, value, old if transition else None)
+        if not holds:
+            field_path = rule.get("fieldPath", "")
+            where = path + field_path if path else field_path.lstrip(".")
+            message = rule.get("message") or f"failed rule: {expr}"
+            errors.append(FieldError(where, f"Invalid value: {_rule_value(value)}: {message}"))
+
+
+def _rule_value(value: Any) -> str:
+    return '"object"' if isinstance(value, dict) else ('"array"' if isinstance(value, list) else _show(value))

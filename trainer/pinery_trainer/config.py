@@ -1,0 +1,160 @@
+"""Configuration of the built-in trainer: one pydantic model, importable without torch.
+
+The FSDPJob's `spec.trainer` is this model; the trainer reads it from a YAML or JSON file.
+Field names are camelCase on the wire, as in every pinery API.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic.alias_generators import to_camel
+
+Preset = Literal["tiny", "small", "base", "1b", "7b"]
+Dtype = Literal["float32", "bfloat16", "float16"]
+
+
+class _Model(BaseModel):
+    # Same conventions as pinery.api (the trainer may not import the operator).
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class ModelConfig(_Model):
+    """The model to train: a built-in decoder-only transformer preset, or a local Hugging Face model."""
+
+    preset: Preset = Field(
+        "tiny",
+        description=(
+            "Built-in transformer shape: tiny (~1M parameters, for tests), small (~25M), "
+            "base (~125M), 1b, 7b. Ignored when hfPath is set."
+        ),
+    )
+    hf_path: Optional[str] = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="Directory of a Hugging Face causal language model (config and weights) to train instead of a preset.",
+    )
+    seq_len: int = Field(128, ge=8, le=131072, description="Sequence length in tokens.")
+    vocab_size: Optional[int] = Field(
+        None, ge=2, le=1_000_000, description="Override the preset's vocabulary size."
+    )
+    dim: Optional[int] = Field(None, ge=8, le=65536, description="Override the preset's model width.")
+    layers: Optional[int] = Field(None, ge=1, le=1024, description="Override the preset's number of blocks.")
+    heads: Optional[int] = Field(None, ge=1, le=1024, description="Override the preset's attention heads.")
+
+
+class DataConfig(_Model):
+    """Training data: synthetic tokens, or text/JSONL files, sharded across ranks."""
+
+    source: str = Field(
+        "synthetic",
+        min_length=1,
+        max_length=4096,
+        description="'synthetic' for seeded random tokens, or the path of a text/JSONL file or a directory of them.",
+    )
+    format: Literal["auto", "text", "jsonl"] = Field(
+        "auto", description="File format; auto decides by file extension (.jsonl is JSONL)."
+    )
+    text_field: str = Field(
+        "text", min_length=1, max_length=256, description="Key holding the text in each JSONL record."
+    )
+    tokenizer: str = Field(
+        "byte",
+        min_length=1,
+        max_length=4096,
+        description="'byte' for the built-in byte-level tokenizer, or a local Hugging Face tokenizer directory.",
+    )
+
+
+class OptimConfig(_Model):
+    """AdamW with linear warm-up and cosine decay."""
+
+    lr: float = Field(3e-4, gt=0, le=10, description="Peak learning rate.")
+    min_lr_ratio: float = Field(0.1, ge=0, le=1, description="Final learning rate as a fraction of lr.")
+    warmup_steps: int = Field(10, ge=0, description="Steps of linear warm-up.")
+    weight_decay: float = Field(0.1, ge=0, description="AdamW weight decay.")
+    beta1: float = Field(0.9, ge=0, lt=1, description="AdamW beta1.")
+    beta2: float = Field(0.95, ge=0, lt=1, description="AdamW beta2.")
+    eps: float = Field(1e-8, gt=0, description="AdamW epsilon.")
+    grad_clip: float = Field(1.0, ge=0, description="Clip the global gradient norm to this (0 disables).")
+
+
+class MixedPrecisionConfig(_Model):
+    """FSDP2 mixed precision."""
+
+    param_dtype: Dtype = Field("float32", description="Dtype of parameters in forward and backward.")
+    reduce_dtype: Dtype = Field("float32", description="Dtype of gradient reduction.")
+
+
+class FSDPConfig(_Model):
+    """How the model is sharded with FSDP2 (fully_shard per block and at the root)."""
+
+    reshard_after_forward: bool = Field(
+        True, description="Free gathered parameters after forward (saves memory, costs a second all-gather)."
+    )
+    mixed_precision: MixedPrecisionConfig = Field(
+        default_factory=MixedPrecisionConfig, description="Parameter and reduction dtypes."
+    )
+    cpu_offload: bool = Field(False, description="Keep sharded parameters and optimizer state on the CPU.")
+    activation_checkpointing: bool = Field(
+        False, description="Recompute block activations in backward to save memory."
+    )
+
+
+class CheckpointConfig(_Model):
+    """Distributed checkpoints (torch.distributed.checkpoint), resumable at any world size."""
+
+    dir: Optional[str] = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="Directory for checkpoints; none are written when unset. PINERY_CHECKPOINT_DIR overrides it.",
+    )
+    interval_steps: int = Field(
+        100,
+        ge=1,
+        description="Save every this many steps (and on SIGTERM). PINERY_CHECKPOINT_INTERVAL overrides it.",
+    )
+    keep: int = Field(3, ge=1, le=1000, description="How many complete checkpoints to keep.")
+
+
+class TrainerConfig(_Model):
+    """Configuration of pinery's built-in FSDP2 trainer."""
+
+    steps: int = Field(100, ge=1, le=100_000_000, description="Total optimizer steps.")
+    seed: int = Field(0, ge=0, description="Seed for initialisation and data order.")
+    log_every: int = Field(10, ge=1, description="Rank 0 prints a JSON progress line every this many steps.")
+    micro_batch_size: int = Field(4, ge=1, le=65536, description="Sequences per rank per micro-step.")
+    grad_accum_steps: int = Field(1, ge=1, le=65536, description="Micro-steps per optimizer step.")
+    process_group_timeout_seconds: int = Field(
+        600,
+        ge=10,
+        description="Collective timeout: a hung rank fails the job after this long instead of 30 minutes.",
+    )
+    model: ModelConfig = Field(default_factory=ModelConfig, description="Model to train.")
+    data: DataConfig = Field(default_factory=DataConfig, description="Training data.")
+    optim: OptimConfig = Field(default_factory=OptimConfig, description="Optimizer and schedule.")
+    fsdp: FSDPConfig = Field(default_factory=FSDPConfig, description="Sharding and precision.")
+    checkpoint: CheckpointConfig = Field(
+        default_factory=CheckpointConfig, description="Checkpointing."
+    )
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Cross-field rules, as (field path, message)."""
+        out = []
+        if self.optim.warmup_steps > self.steps:
+            out.append(("optim.warmupSteps", f"must not exceed steps ({self.steps})"))
+        return out
+
+    @model_validator(mode="after")
+    def _check_rules(self, info: ValidationInfo) -> "TrainerConfig":
+        # Inside an FSDPJob spec being validated by `pinery validate`, the spec reports these
+        # problems itself, with their full paths.
+        if info.context and "problems" in info.context:
+            return self
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(f"{path}: {message}" for path, message in problems))
+        return self
