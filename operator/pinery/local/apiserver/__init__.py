@@ -1,0 +1,1 @@
+"""The local control plane: a Kubernetes API server emulator faithful enough for Kopf and kubectl."""
