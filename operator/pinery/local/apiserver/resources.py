@@ -23,7 +23,8 @@ class ResourceType:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
-    # Subresources served: "status" (CRDs with the status subresource, pods, ...), "log" (pods).
+    # Subresources served: "status" (CRDs with the status subresource, pods, ...); pods also
+    # have "log" and "binding", namespaces "finalize".
     subresources: tuple[str, ...] = ()
     # openAPIV3Schema of a custom resource (structural); None for built-ins.
     schema: dict[str, Any] | None = field(default=None, compare=False, hash=False)
@@ -31,6 +32,22 @@ class ResourceType:
     printer_columns: tuple[dict[str, Any], ...] = field(default=(), compare=False, hash=False)
     # The CRD this type came from (None for built-ins).
     crd_name: str | None = None
+    # Where objects live when another type stores them: events.k8s.io/v1 Events are core v1
+    # Events seen through another schema, so both APIs show the same objects.
+    stored_as: tuple[str, str] | None = None
+
+    @property
+    def storage_key(self) -> tuple[str, str]:
+        """(group, plural) of the objects' storage, shared by every version of a resource."""
+        return self.stored_as or (self.group, self.plural)
+
+    @property
+    def is_custom(self) -> bool:
+        return self.crd_name is not None
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
 
     @property
     def group_version(self) -> str:
@@ -56,8 +73,8 @@ def _core(kind: str, plural: str, namespaced: bool = True, **kw: Any) -> Resourc
 # What Kopf, kubectl and the operator use. Subresource "status" follows the real API server:
 # the main endpoint ignores status changes for these kinds.
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    _core("Namespace", "namespaces", namespaced=False, short_names=("ns",), subresources=("status",)),
-    _core("Pod", "pods", short_names=("po",), categories=("all",), subresources=("status", "log")),
+    _core("Namespace", "namespaces", namespaced=False, short_names=("ns",), subresources=("status", "finalize")),
+    _core("Pod", "pods", short_names=("po",), categories=("all",), subresources=("status", "log", "binding")),
     _core("Service", "services", short_names=("svc",), categories=("all",), subresources=("status",)),
     _core("ConfigMap", "configmaps", short_names=("cm",)),
     _core("Secret", "secrets"),
@@ -65,7 +82,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _core("ServiceAccount", "serviceaccounts", short_names=("sa",)),
     _core("PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
     _core("Endpoints", "endpoints", short_names=("ep",)),
-    ResourceType("events.k8s.io", "v1", "Event", "events", namespaced=True, short_names=("ev",)),
+    ResourceType("events.k8s.io", "v1", "Event", "events", namespaced=True, short_names=("ev",), stored_as=("", "events")),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True),
     ResourceType(
         "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
@@ -102,3 +119,67 @@ def types_from_crd(crd: dict[str, Any]) -> list[ResourceType]:
             )
         )
     return out
+
+
+class TypeRegistry:
+    """The resource types served right now: the built-ins plus those of established CRDs."""
+
+    def __init__(self, builtins: tuple[ResourceType, ...] = BUILTIN_TYPES) -> None:
+        self.generation = 0  # bumped on every change, so callers can cache what they derive
+        self._builtins = builtins
+        self._by_crd: dict[str, list[ResourceType]] = {}
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        types = list(self._builtins)
+        for crd_types in self._by_crd.values():
+            types.extend(crd_types)
+        self._types = types
+        self._by_path = {(t.group, t.version, t.plural): t for t in types}
+        by_kind: dict[tuple[str, str], ResourceType] = {}
+        for t in types:
+            by_kind.setdefault((t.group, t.kind), t)
+        self._by_group_kind = by_kind
+        self.generation += 1
+
+    @property
+    def types(self) -> list[ResourceType]:
+        return list(self._types)
+
+    def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._by_path.get((group, version, plural))
+
+    def for_api_version_kind(self, api_version: str, kind: str) -> ResourceType | None:
+        """The type of an object (or ownerReference) by apiVersion and kind; any served version."""
+        group = api_version.rpartition("/")[0]
+        version = api_version.rpartition("/")[2]
+        exact = next((t for t in self._types if t.group == group and t.version == version and t.kind == kind), None)
+        return exact or self._by_group_kind.get((group, kind))
+
+    def for_storage(self, key: tuple[str, str]) -> ResourceType | None:
+        """The primary type of a storage key (the one whose objects are stored as they are)."""
+        group, plural = key
+        return next((t for t in self._types if t.group == group and t.plural == plural), None)
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """Group -> served versions, in the order the types were added (core group is "")."""
+        out: dict[str, list[str]] = {}
+        for t in self._types:
+            versions = out.setdefault(t.group, [])
+            if t.version not in versions:
+                versions.append(t.version)
+        return out
+
+    def in_group_version(self, group: str, version: str) -> list[ResourceType]:
+        return [t for t in self._types if t.group == group and t.version == version]
+
+    def set_crd(self, crd_name: str, types: list[ResourceType]) -> None:
+        """Serve (or stop serving, with no types) the versions of one CRD."""
+        if types:
+            self._by_crd[crd_name] = types
+        else:
+            self._by_crd.pop(crd_name, None)
+        self._rebuild()
+
+    def crd_types(self, crd_name: str) -> list[ResourceType]:
+        return list(self._by_crd.get(crd_name, ()))

@@ -1,0 +1,360 @@
+"""HTTP routes: URL parsing, request bodies, content negotiation, and responses.
+
+Paths follow the API server: `/api/v1/...` for the core group, `/apis/{group}/{version}/...`
+otherwise, `namespaces/{ns}/` before namespaced resources, `{resource}/{name}/{subresource}`.
+Bodies are JSON, YAML, or (for the kinds kubectl's generators send) protobuf; answers are JSON,
+or a `meta.k8s.io` Table when `Accept` asks for one (`kubectl get`). Verbs are in `operations`,
+watches in `watching`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import yaml
+from aiohttp import web
+
+from pinery.local.apiserver import discovery, errors
+from pinery.local.apiserver.admission import check_field_validation
+from pinery.local.apiserver.logs import serve_log
+from pinery.local.apiserver.operations import Api, DeleteOptions, WriteOptions
+from pinery.local.apiserver.patch import PATCH_TYPES
+from pinery.local.apiserver.resources import ResourceType, TypeRegistry
+from pinery.local.apiserver.selectors import parse_field_selector, parse_label_selector
+from pinery.local.apiserver.watching import WatchSettings, serve_watch
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+# Kinds whose protobuf bodies are decoded (what kubectl's generator commands send).
+PROTOBUF_KINDS = {("", "Namespace"), ("", "ConfigMap"), ("", "Secret"), ("", "ServiceAccount")}
+_NAMESPACE_SUBRESOURCES = ("status", "finalize")
+
+
+def _optional(module: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(f"pinery.local.apiserver.{module}")
+    except ModuleNotFoundError:
+        return None
+
+
+def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    response = web.Response(
+        body=json.dumps(body, separators=(",", ":")).encode(), status=status, content_type="application/json"
+    )
+    for warning in warnings or ():
+        escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+    return response
+
+
+def table_version(accept: str) -> str | None:
+    """The meta.k8s.io version of the Table an Accept header asks for, if it asks for one."""
+    for part in accept.split(","):
+        params = {}
+        for param in part.split(";")[1:]:
+            if "=" in param:
+                key, _, value = param.strip().partition("=")
+                params[key] = value
+        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            return params["v"]
+    return None
+
+
+def _accepts_json(accept: str) -> bool:
+    if not accept:
+        return True
+    for part in accept.split(","):
+        media = part.split(";")[0].strip()
+        params = part.split(";")[1:]
+        if media in ("application/json", "*/*", "application/*", "application/yaml") and not any("as=" in p for p in params):
+            return True
+    return False
+
+
+def _flag(query, name: str) -> bool:
+    return query.get(name, "").lower() in ("true", "1")
+
+
+def write_options(request: web.Request) -> WriteOptions:
+    query = request.query
+    dry_run = query.getall("dryRun", [])
+    for value in dry_run:
+        if value != "All":
+            raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    return WriteOptions(
+        dry_run=bool(dry_run),
+        field_manager=query.get("fieldManager", ""),
+        field_validation=check_field_validation(query.get("fieldValidation")),
+        force=_flag(query, "force"),
+    )
+
+
+def decode_body(raw: bytes, content_type: str, rtype: ResourceType, opts: WriteOptions) -> Any:
+    """A request body as a JSON-shaped object; duplicate JSON fields follow fieldValidation."""
+    if content_type == PROTOBUF:
+        return _decode_protobuf(raw, rtype)
+    if content_type in YAML_TYPES:
+        try:
+            return yaml.safe_load(raw.decode())
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise errors.bad_request(f"error decoding YAML: {exc}") from None
+    if content_type not in ("application/json", "", "application/octet-stream", "text/plain"):
+        raise errors.unsupported_media_type(
+            f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, {PROTOBUF}'
+        )
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                duplicates.append(key)
+            out[key] = value
+        return out
+
+    try:
+        body = json.loads(raw or b"null", object_pairs_hook=pairs)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"error decoding JSON body: {exc}") from None
+    if duplicates:
+        listed = ", ".join(f'json: duplicate field "{d}"' for d in duplicates)
+        if opts.field_validation == "Strict":
+            raise errors.bad_request(f"strict decoding error: {listed}")
+        if opts.field_validation == "Warn":
+            opts.warnings.extend(f'duplicate field "{d}"' for d in duplicates)
+    return body
+
+
+def _decode_protobuf(raw: bytes, rtype: ResourceType) -> dict[str, Any]:
+    module = _optional("protobuf")
+    if (rtype.group, rtype.kind) not in PROTOBUF_KINDS or module is None:
+        raise errors.unsupported_media_type(
+            f"{PROTOBUF} bodies are accepted only for Namespace, ConfigMap, Secret and ServiceAccount "
+            f"here; send {rtype.kind} as application/json"
+        )
+    try:
+        return module.decode(raw)
+    except ValueError as exc:
+        raise errors.unsupported_media_type(f"cannot decode the {PROTOBUF} body of a {rtype.kind}: {exc}") from None
+
+
+class Routes:
+    def __init__(
+        self,
+        api: Api,
+        state_dir: Path,
+        server_address: Callable[[], str],
+        watch_settings: WatchSettings,
+    ) -> None:
+        self.api = api
+        self.registry: TypeRegistry = api.registry
+        self.store = api.store
+        self.state_dir = state_dir
+        self.server_address = server_address
+        self.watch_settings = watch_settings
+
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        parts = [p for p in request.path.split("/") if p]
+        method = request.method
+        if not parts:
+            return json_response({"paths": self._paths()})
+        head = parts[0]
+        if head in ("healthz", "livez", "readyz"):
+            return web.Response(text="ok", content_type="text/plain")
+        if parts == ["version"]:
+            return json_response(discovery.version_info())
+        if head == "openapi":
+            return self._openapi(parts[1:])
+        if method == "GET" and parts == ["api"]:
+            return json_response(discovery.api_versions(self.server_address()))
+        if method == "GET" and parts == ["apis"]:
+            return json_response(discovery.api_group_list(self.registry))
+        if head == "api" and len(parts) >= 2:
+            return await self._resource(request, "", parts[1], parts[2:])
+        if head == "apis" and len(parts) == 2 and method == "GET":
+            group = discovery.api_group(self.registry, parts[1])
+            if group is None:
+                raise errors.path_not_found()
+            return json_response(group)
+        if head == "apis" and len(parts) >= 3:
+            return await self._resource(request, parts[1], parts[2], parts[3:])
+        raise errors.path_not_found()
+
+    def _paths(self) -> list[str]:
+        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz", "/version"]
+        for group, versions in self.registry.group_versions().items():
+            if group:
+                paths.append(f"/apis/{group}")
+                paths.extend(f"/apis/{group}/{v}" for v in versions)
+        return sorted(paths)
+
+    def _openapi(self, rest: list[str]) -> web.Response:
+        module = _optional("openapi")
+        if module is None or not rest or rest[0] != "v3":
+            raise errors.path_not_found()
+        types = self.registry.types
+        if len(rest) == 1:
+            return json_response(module.v3_index(types))
+        if rest[1] == "api" and len(rest) == 3:
+            group, version = "", rest[2]
+        elif rest[1] == "apis" and len(rest) == 4:
+            group, version = rest[2], rest[3]
+        else:
+            raise errors.path_not_found()
+        if not self.registry.in_group_version(group, version):
+            raise errors.path_not_found()
+        return json_response(module.v3_document(group, version, types))
+
+    async def _resource(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
+        if not rest:
+            if request.method != "GET":
+                raise errors.method_not_allowed(f"the server does not allow this method on the requested resource")
+            listing = discovery.api_resource_list(self.registry, group, version)
+            if listing is None:
+                raise errors.path_not_found()
+            return json_response(listing)
+        watch_path = rest[0] == "watch"
+        if watch_path:
+            rest = rest[1:]
+        namespace: str | None = None
+        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 3:
+            raise errors.path_not_found()
+        rtype = self.registry.lookup(group, version, rest[0])
+        if rtype is None or (namespace is not None and not rtype.namespaced):
+            raise errors.path_not_found()
+        name = rest[1] if len(rest) >= 2 else None
+        subresource = rest[2] if len(rest) == 3 else None
+        if name is not None and rtype.namespaced and namespace is None:
+            raise errors.path_not_found()
+        if subresource is not None and subresource not in rtype.subresources:
+            raise errors.path_not_found()
+        if name is None:
+            return await self._collection(request, rtype, namespace, watch_path)
+        return await self._object(request, rtype, namespace or "", name, subresource)
+
+    # Collections
+
+    async def _collection(self, request: web.Request, rtype: ResourceType, namespace: str | None, watch_path: bool) -> web.StreamResponse:
+        query = request.query
+        method = request.method
+        if method == "GET":
+            labels = parse_label_selector(query.get("labelSelector"))
+            fields = parse_field_selector(query.get("fieldSelector"))
+            if watch_path or _flag(query, "watch"):
+                return await serve_watch(request, self.api, rtype, namespace, labels, fields, self.watch_settings, self._table_maker(request, rtype))
+            limit = query.get("limit", "")
+            body = self.api.list(
+                rtype, namespace, labels, fields,
+                limit=int(limit) if limit.isdigit() else 0,
+                continue_token=query.get("continue", ""),
+                resource_version=query.get("resourceVersion", ""),
+                resource_version_match=query.get("resourceVersionMatch", ""),
+            )
+            return self._respond_list(request, rtype, body)
+        if method == "POST":
+            if rtype.namespaced and namespace is None:
+                raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+            opts = write_options(request)
+            body = decode_body(await request.read(), request.content_type, rtype, opts)
+            created = self.api.create(rtype, namespace or "", body, opts)
+            return json_response(created, 201, opts.warnings)
+        if method == "DELETE":
+            labels = parse_label_selector(query.get("labelSelector"))
+            fields = parse_field_selector(query.get("fieldSelector"))
+            options = DeleteOptions.from_body(await self._json_body(request), dict(query))
+            return json_response(self.api.delete_collection(rtype, namespace, labels, fields, options))
+        raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+
+    # Objects
+
+    async def _object(self, request: web.Request, rtype: ResourceType, namespace: str, name: str, subresource: str | None) -> web.StreamResponse:
+        method = request.method
+        if subresource == "log":
+            if method != "GET":
+                raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+            return await serve_log(request, self.store, rtype, namespace, name, self.state_dir)
+        if subresource == "binding":
+            if method != "POST":
+                raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+            opts = write_options(request)
+            return json_response(self.api.bind_pod(namespace, name, await self._json_body(request), opts), 201)
+        if subresource == "finalize":
+            if method != "PUT":
+                raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+            opts = write_options(request)
+            return json_response(self.api.finalize_namespace(name, await self._json_body(request), opts))
+        if method == "GET":
+            obj = self.api.get(rtype, namespace, name)
+            return self._respond_object(request, rtype, obj)
+        if method == "PUT":
+            opts = write_options(request)
+            body = decode_body(await request.read(), request.content_type, rtype, opts)
+            result = self.api.replace(rtype, namespace, name, body, opts, subresource)
+            return json_response(result, 200, opts.warnings)
+        if method == "PATCH":
+            opts = write_options(request)
+            content_type = request.content_type
+            if content_type not in PATCH_TYPES:
+                raise errors.unsupported_media_type(
+                    f"the body of the request was in an unknown format - accepted media types include: {', '.join(PATCH_TYPES)}"
+                )
+            result, created = self.api.patch(rtype, namespace, name, content_type, await request.read(), opts, subresource)
+            return json_response(result, 201 if created else 200, opts.warnings)
+        if method == "DELETE":
+            if subresource:
+                raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+            options = DeleteOptions.from_body(await self._json_body(request), dict(request.query))
+            return json_response(self.api.delete(rtype, namespace, name, options))
+        raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+
+    @staticmethod
+    async def _json_body(request: web.Request) -> dict[str, Any] | None:
+        raw = await request.read()
+        if not raw.strip():
+            return None
+        try:
+            body = json.loads(raw)
+        except ValueError as exc:
+            raise errors.bad_request(f"error decoding JSON body: {exc}") from None
+        if body is not None and not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be a JSON object")
+        return body
+
+    # Representations
+
+    def _table_maker(self, request: web.Request, rtype: ResourceType) -> Callable[..., dict[str, Any]] | None:
+        version = table_version(request.headers.get("Accept", ""))
+        module = _optional("table")
+        if version is None or module is None:
+            if version is not None and not _accepts_json(request.headers.get("Accept", "")):
+                raise errors.not_acceptable("only the following media types are accepted: application/json, application/yaml")
+            return None
+        include = request.query.get("includeObject", "Metadata")
+
+        def make(objects: list[dict[str, Any]], resource_version: str = "", continue_token: str = "") -> dict[str, Any]:
+            table = module.to_table(rtype, objects, resource_version=resource_version, continue_token=continue_token, include_object=include)
+            if version == "v1beta1":
+                table = {**table, "apiVersion": "meta.k8s.io/v1beta1"}
+            return table
+
+        return make
+
+    def _respond_list(self, request: web.Request, rtype: ResourceType, body: dict[str, Any]) -> web.Response:
+        make = self._table_maker(request, rtype)
+        if make is None:
+            return json_response(body)
+        meta = body["metadata"]
+        items = [{"apiVersion": rtype.api_version, "kind": rtype.kind, **item} for item in body["items"]]
+        return json_response(make(items, meta.get("resourceVersion", ""), meta.get("continue", "")))
+
+    def _respond_object(self, request: web.Request, rtype: ResourceType, obj: dict[str, Any]) -> web.Response:
+        make = self._table_maker(request, rtype)
+        if make is None:
+            return json_response(obj)
+        return json_response(make([obj], obj["metadata"].get("resourceVersion", "")))
