@@ -164,13 +164,14 @@ class Api:
             raise errors.method_not_allowed(f"create not allowed while custom resource definition is terminating")
 
     @staticmethod
-    def _check_type(rtype: ResourceType, body: dict[str, Any]) -> None:
+    def _typed(rtype: ResourceType, body: dict[str, Any]) -> dict[str, Any]:
+        """The body with apiVersion and kind first; a body may omit them, not contradict them."""
         api_version, kind = body.get("apiVersion"), body.get("kind")
         if api_version and api_version != rtype.api_version:
             raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({rtype.api_version})")
         if kind and kind != rtype.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rtype.kind})")
-        body["apiVersion"], body["kind"] = rtype.api_version, rtype.kind
+        return {"apiVersion": rtype.api_version, "kind": rtype.kind, **body}
 
     def _admit(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions) -> dict[str, Any]:
         primary = self._primary(rtype)
@@ -260,9 +261,7 @@ class Api:
     def create(self, rtype: ResourceType, namespace: str, body: Any, opts: WriteOptions) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a {rtype.kind} object")
-        body = copy.deepcopy(body)
-        self._check_type(rtype, body)
-        obj = to_storage(rtype, body)
+        obj = to_storage(rtype, self._typed(rtype, copy.deepcopy(body)))
         m = metadata(obj)
         if rtype.namespaced:
             if m.get("namespace") and m["namespace"] != namespace:
@@ -311,9 +310,7 @@ class Api:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a {rtype.kind} object")
         old = self._stored(rtype, namespace, name)
-        body = copy.deepcopy(body)
-        self._check_type(rtype, body)
-        new = to_storage(rtype, body)
+        new = to_storage(rtype, self._typed(rtype, copy.deepcopy(body)))
         if rtype.is_custom and not metadata(new).get("resourceVersion"):
             # Custom resources do not allow unconditional updates.
             raise errors.invalid(rtype, name, [FieldError("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")])
@@ -357,8 +354,7 @@ class Api:
         if not isinstance(patched, dict):
             raise errors.bad_request("the patched object must be a JSON object")
         # A patch that sets metadata.resourceVersion is a precondition on it, like an update.
-        self._check_type(rtype, patched)
-        new = to_storage(rtype, patched)
+        new = to_storage(rtype, self._typed(rtype, patched))
         return present(rtype, self.write_update(rtype, old, new, opts, subresource)), False
 
     def _apply(
@@ -379,7 +375,7 @@ class Api:
             raise errors.bad_request(f"error decoding YAML: {exc}") from None
         if not isinstance(config, dict):
             raise errors.bad_request("the body of an apply patch must be an object")
-        self._check_type(rtype, config)
+        config = self._typed(rtype, config)
         cm = metadata(config)
         if cm.get("name") not in (None, name):
             raise errors.bad_request(f"the name of the object ({cm.get('name')}) does not match the name on the URL ({name})")

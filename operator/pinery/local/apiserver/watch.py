@@ -36,7 +36,7 @@ def _labels(obj: dict[str, Any] | None) -> dict[str, str]:
     return ((obj or {}).get("metadata") or {}).get("labels") or {}
 
 
-@dataclass
+@dataclass(eq=False)  # identity: watchers live in sets
 class Watcher:
     key: StorageKey
     namespace: str | None
