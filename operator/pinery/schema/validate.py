@@ -218,8 +218,11 @@ def _check_rules(schema: dict, value: Any, path: str, old: Any, errors: list) ->
             field_path = rule.get("fieldPath", "")
             where = path + field_path if path else field_path.lstrip(".")
             message = rule.get("message") or f"failed rule: {expr}"
-            errors.append(FieldError(where, f"Invalid value: {_rule_value(value)}: {message}"))
+            errors.append(FieldError(where, f"Invalid value: {_rule_value(schema, value)}: {message}"))
 
 
-def _rule_value(value: Any) -> str:
+def _rule_value(schema: dict, value: Any) -> str:
+    """What the API server shows as the value of a failed rule: the schema's type, not the value."""
+    if "type" in schema:
+        return _show(schema["type"])
     return '"object"' if isinstance(value, dict) else ('"array"' if isinstance(value, list) else _show(value))

@@ -1,0 +1,164 @@
+"""CRDs on the local control plane: discovery that follows them, Established, and their schemas
+enforced (validation with causes, pruning, defaulting, CEL rules, fieldValidation)."""
+
+import copy
+
+import pytest
+import yaml
+from kubernetes.client.rest import ApiException
+
+from tests.conftest import REPO_ROOT
+from tests.integration.helpers import (
+    WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, install_widgets, status_of, wait_for, widget, widget_crd, widgets_path,
+)
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def served_plurals(cluster, group_version: str) -> list[str]:
+    response = cluster.http("GET", f"/apis/{group_version}")
+    return [r["name"] for r in response.json()["resources"]] if response.ok else []
+
+
+def test_discovery_lists_built_ins(local_cluster):
+    core = local_cluster.http("GET", "/api/v1").json()
+    assert core["groupVersion"] == "v1" and core["kind"] == "APIResourceList"
+    names = {r["name"] for r in core["resources"]}
+    assert names >= {"namespaces", "pods", "pods/status", "pods/log", "services", "configmaps", "secrets", "events",
+                     "serviceaccounts", "persistentvolumeclaims", "endpoints", "namespaces/finalize"}
+    pods = next(r for r in core["resources"] if r["name"] == "pods")
+    assert pods["namespaced"] and pods["kind"] == "Pod" and "watch" in pods["verbs"] and pods["shortNames"] == ["po"]
+    assert local_cluster.http("GET", "/api").json()["versions"] == ["v1"]
+    groups = {g["name"]: g for g in local_cluster.http("GET", "/apis").json()["groups"]}
+    assert set(groups) >= {"apiextensions.k8s.io", "coordination.k8s.io", "events.k8s.io", "kopf.dev"}
+    assert groups["kopf.dev"]["preferredVersion"] == {"groupVersion": "kopf.dev/v1", "version": "v1"}
+    assert {r["name"] for r in local_cluster.http("GET", "/apis/kopf.dev/v1").json()["resources"]} == {"kopfpeerings", "clusterkopfpeerings"}
+    assert local_cluster.http("GET", "/apis/coordination.k8s.io").json()["kind"] == "APIGroup"
+
+
+def test_discovery_follows_crds_and_crds_become_established(local_cluster):
+    assert "widgets" not in served_plurals(local_cluster, f"{WIDGET_GROUP}/{WIDGET_VERSION}")
+    created = local_cluster.http("POST", CRDS, json=widget_crd())
+    assert created.status_code == 201
+    crd = wait_for(lambda: (c := local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").json()).get("status", {}).get("conditions") and c,
+                   what="CRD status")
+    conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert conditions == {"NamesAccepted": "True", "Established": "True"}
+    assert crd["status"]["acceptedNames"]["kind"] == "Widget"
+    assert crd["status"]["storedVersions"] == ["v1"]
+    wait_for(lambda: "widgets" in served_plurals(local_cluster, "test.pinery.dev/v1"), what="widgets in discovery")
+    resources = local_cluster.http("GET", "/apis/test.pinery.dev/v1").json()["resources"]
+    assert {r["name"] for r in resources} == {"widgets", "widgets/status"}
+    assert any(g["name"] == WIDGET_GROUP for g in local_cluster.http("GET", "/apis").json()["groups"])
+
+    local_cluster.http("POST", widgets_path(), json=widget("w", size=1))
+    local_cluster.http("DELETE", f"{CRDS}/widgets.test.pinery.dev")
+    wait_for(lambda: local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").status_code == 404, what="CRD gone")
+    assert "widgets" not in served_plurals(local_cluster, f"{WIDGET_GROUP}/{WIDGET_VERSION}")
+    assert not any(g["name"] == WIDGET_GROUP for g in local_cluster.http("GET", "/apis").json()["groups"])
+    assert local_cluster.http("GET", widgets_path()).status_code == 404
+
+
+def test_crd_deletion_waits_for_custom_resource_finalizers(local_cluster):
+    install_widgets(local_cluster)
+    body = widget("kept", size=1)
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    local_cluster.http("POST", widgets_path(), json=body)
+    local_cluster.http("DELETE", f"{CRDS}/widgets.test.pinery.dev")
+    crd = wait_for(lambda: (c := local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").json())
+                   and any(x["type"] == "Terminating" for x in c["status"]["conditions"]) and c, what="CRD terminating")
+    assert crd["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
+    assert wait_for(lambda: local_cluster.http("GET", widgets_path(name="kept")).json()["metadata"].get("deletionTimestamp"))
+    assert local_cluster.http("POST", widgets_path(), json=widget("new", size=1)).status_code == 405
+    local_cluster.http("PATCH", widgets_path(name="kept"), json={"metadata": {"finalizers": None}}, headers=MERGE)
+    wait_for(lambda: local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").status_code == 404, what="CRD gone")
+
+
+def test_invalid_crds_are_422(local_cluster):
+    crd = widget_crd()
+    crd["metadata"]["name"] = "wrong.name"
+    assert local_cluster.http("POST", CRDS, json=crd).status_code == 422
+    crd = widget_crd()
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["untyped"] = {"description": "no type"}
+    response = local_cluster.http("POST", CRDS, json=crd)
+    assert response.status_code == 422
+    assert any("untyped" in c["field"] for c in response.json()["details"]["causes"])
+
+
+def test_schema_validation_answers_422_with_field_causes(local_cluster):
+    install_widgets(local_cluster)
+    response = local_cluster.http("POST", widgets_path(), json=widget("bad", size=50, color="green"))
+    assert response.status_code == 422
+    body = response.json()
+    assert body["reason"] == "Invalid"
+    assert body["details"]["kind"] == "Widget" and body["details"]["group"] == WIDGET_GROUP
+    causes = {c["field"]: c for c in body["details"]["causes"]}
+    assert causes["spec.size"]["reason"] == "FieldValueInvalid"
+    assert causes["spec.size"]["message"] == "Invalid value: 50: spec.size in body should be less than or equal to 10"
+    assert causes["spec.color"]["reason"] == "FieldValueNotSupported"
+    assert body["message"].startswith('Widget.test.pinery.dev "bad" is invalid: [')
+    missing = local_cluster.http("POST", widgets_path(), json=widget("empty"))
+    assert missing.json()["details"]["causes"] == [{"reason": "FieldValueRequired", "message": "Required value", "field": "spec.size"}]
+
+
+def test_pruning_and_defaulting(local_cluster):
+    install_widgets(local_cluster)
+    body = widget("pruned", size=1, unknown="dropped", free={"anything": {"goes": True}})
+    body["extra"] = "dropped too"
+    created = local_cluster.http("POST", widgets_path(), json=body)
+    assert created.status_code == 201
+    obj = created.json()
+    assert obj["spec"] == {"size": 1, "color": "red", "free": {"anything": {"goes": True}}}
+    assert "extra" not in obj
+    warnings = created.headers.get("Warning", "")
+    assert 'unknown field \\"spec.unknown\\"' in warnings and 'unknown field \\"extra\\"' in warnings
+
+
+def test_field_validation_strict_warn_ignore(local_cluster):
+    install_widgets(local_cluster)
+    body = widget("fv", size=1, typo=1)
+    strict = local_cluster.http("POST", widgets_path() + "?fieldValidation=Strict", json=body)
+    assert strict.status_code == 400
+    assert strict.json()["message"] == 'strict decoding error: unknown field "spec.typo"'
+    ignore = local_cluster.http("POST", widgets_path() + "?fieldValidation=Ignore", json=body)
+    assert ignore.status_code == 201 and "Warning" not in ignore.headers
+    warn = local_cluster.http("PATCH", widgets_path(name="fv") + "?fieldValidation=Warn", json={"spec": {"typo": 2}}, headers=MERGE)
+    assert warn.status_code == 200 and "spec.typo" in warn.headers["Warning"]
+    duplicate = '{"apiVersion": "test.pinery.dev/v1", "kind": "Widget", "metadata": {"name": "dup"}, "spec": {"size": 1, "size": 2}}'
+    refused = local_cluster.http("POST", widgets_path() + "?fieldValidation=Strict", data=duplicate, headers={"Content-Type": "application/json"})
+    assert refused.status_code == 400 and 'duplicate field \\"size\\"' in refused.text
+    assert local_cluster.http("POST", widgets_path() + "?fieldValidation=Sometimes", json=widget("x", size=1)).status_code == 400
+
+
+def test_cel_rules_and_transition_rules(local_cluster):
+    install_widgets(local_cluster)
+    both = local_cluster.http("POST", widgets_path(), json=widget("ab", size=1, a="x", b="y"))
+    assert both.status_code == 422
+    assert both.json()["details"]["causes"][0]["message"].endswith("at most one of a and b may be set")
+    created = local_cluster.http("POST", widgets_path(), json=widget("z", size=1, zone="eu"))
+    assert created.status_code == 201  # transition rules do not run on create
+    moved = local_cluster.http("PATCH", widgets_path(name="z"), json={"spec": {"zone": "us"}}, headers=MERGE)
+    assert moved.status_code == 422
+    assert moved.json()["details"]["causes"] == [{"reason": "FieldValueInvalid", "message": 'Invalid value: "string": zone is immutable', "field": "spec.zone"}]
+    assert local_cluster.http("PATCH", widgets_path(name="z"), json={"spec": {"size": 2}}, headers=MERGE).status_code == 200
+
+
+def test_pinery_crds_enforce_their_rules(local_cluster):
+    local_cluster.install_crds()
+    co = local_cluster.custom_objects()
+    index = yaml.safe_load((REPO_ROOT / "examples" / "vectorindex-serverless.yaml").read_text())
+    created = co.create_namespaced_custom_object("pinery.dev", "v1alpha1", "default", "vectorindexes", index)
+    assert created["spec"]["dimension"] == 384
+    two_kinds = copy.deepcopy(index)
+    two_kinds["metadata"]["name"] = "two-kinds"
+    two_kinds["spec"]["pod"] = {"environment": "us-east-1-aws", "podType": "p1.x1"}
+    with pytest.raises(ApiException) as info:
+        co.create_namespaced_custom_object("pinery.dev", "v1alpha1", "default", "vectorindexes", two_kinds)
+    assert info.value.status == 422
+    assert "exactly one of serverless, pod and byoc must be set" in status_of(info.value)["message"]
+    job = yaml.safe_load((REPO_ROOT / "examples" / "fsdpjob-custom-command.yaml").read_text())
+    job["spec"]["env"].append({"name": "WORLD_SIZE", "value": "3"})
+    with pytest.raises(ApiException) as info:
+        co.create_namespaced_custom_object("pinery.dev", "v1alpha1", "default", "fsdpjobs", job)
+    assert info.value.status == 422
