@@ -65,6 +65,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _core("ServiceAccount", "serviceaccounts", short_names=("sa",)),
     _core("PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
     _core("Endpoints", "endpoints", short_names=("ep",)),
+    _core("Node", "nodes", namespaced=False, short_names=("no",), subresources=("status",)),
     ResourceType("events.k8s.io", "v1", "Event", "events", namespaced=True, short_names=("ev",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True),
     ResourceType(
