@@ -7,12 +7,15 @@ import json
 import re
 
 import pytest
+import yaml
 
 from pinery.api import FSDP_JOB, RESOURCES
 from pinery.crds import build_crd
 from pinery.local.apiserver import protobuf
 from pinery.local.apiserver.openapi import OBJECT_META, schema_name, v3_document, v3_index
 from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType, types_from_crd
+from tests.conftest import REPO_ROOT
+from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
 
 CRD_TYPES = [t for res in RESOURCES for t in types_from_crd(build_crd(res))]
 TYPES = [*BUILTIN_TYPES, *CRD_TYPES]
@@ -156,3 +159,90 @@ def test_schema_names():
         "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition")
     assert by_kind[("kopf.dev", "KopfPeering")] == "dev.kopf.v1.KopfPeering"
     assert by_kind[("pinery.dev", "VectorIndex")] == "dev.pinery.v1alpha1.VectorIndex"
+
+
+# --- what real kubectl does with these documents ----------------------------------------------
+
+
+@pytest.fixture
+def stub(tmp_path):
+    kubectl_binary()
+    with KubectlStub(TYPES, tmp_path) as server:
+        yield server
+
+
+def test_kubectl_apply_leaves_validation_to_the_server(stub):
+    result = stub.kubectl("apply", "-f", "examples/fsdpjob-builtin-trainer.yaml", cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "fsdpjob.pinery.dev/tiny-fsdp created"
+    paths = stub.paths()
+    assert "GET /openapi/v2" not in paths
+    assert paths.index("GET /openapi/v3") < paths.index("GET /openapi/v3/apis/pinery.dev/v1alpha1")
+    assert paths[-2:] == [
+        "GET /apis/pinery.dev/v1alpha1/namespaces/default/fsdpjobs/tiny-fsdp",
+        "POST /apis/pinery.dev/v1alpha1/namespaces/default/fsdpjobs",
+    ]
+    post = stub.posts()[-1]
+    assert post.query == {"fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"}
+    sent = json.loads(post.body)
+    manifest = yaml.safe_load((REPO_ROOT / "examples" / "fsdpjob-builtin-trainer.yaml").read_text())
+    assert sent["spec"] == manifest["spec"]
+
+
+def test_without_the_documents_kubectl_apply_needs_openapi_v2(tmp_path):
+    # What the documents save: kubectl falls back to client-side validation from /openapi/v2.
+    kubectl_binary()
+    with KubectlStub(TYPES, tmp_path, serve_openapi=False) as server:
+        result = server.kubectl("apply", "-f", "examples/fsdpjob-builtin-trainer.yaml", cwd=REPO_ROOT)
+    assert result.returncode != 0
+    assert "failed to download openapi" in result.stderr
+    assert "GET /openapi/v2" in server.paths()
+    assert server.posts() == []
+
+
+def test_kubectl_reapply_of_a_secret_patches_from_the_published_schema(stub):
+    manifest = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: pinecone\n  labels: {team: a}\nstringData:\n  apiKey: first\n"
+    (stub.workdir / "secret.yaml").write_text(manifest)
+    assert stub.kubectl("apply", "-f", "secret.yaml", cwd=stub.workdir).returncode == 0
+    (stub.workdir / "secret.yaml").write_text(manifest.replace("first", "second").replace("team: a", "team: b"))
+    result = stub.kubectl("apply", "-f", "secret.yaml", cwd=stub.workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no "error calculating patch from openapi v3 spec" warning
+    patch = stub.requests[-1]
+    assert (patch.method, patch.content_type) == ("PATCH", "application/strategic-merge-patch+json")
+    assert patch.query["fieldValidation"] == "Strict"
+    body = json.loads(patch.body)
+    assert body["stringData"] == {"apiKey": "second"} and body["metadata"]["labels"] == {"team": "b"}
+    assert "GET /openapi/v2" not in stub.paths()
+
+
+def test_kubectl_reapply_of_a_custom_resource_sends_a_merge_patch(stub):
+    job = (REPO_ROOT / "examples" / "fsdpjob-builtin-trainer.yaml").read_text()
+    (stub.workdir / "job.yaml").write_text(job)
+    assert stub.kubectl("apply", "-f", "job.yaml", cwd=stub.workdir).returncode == 0
+    (stub.workdir / "job.yaml").write_text(job.replace("maxRestarts: 2", "maxRestarts: 3"))
+    result = stub.kubectl("apply", "-f", "job.yaml", cwd=stub.workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    patch = stub.requests[-1]
+    assert (patch.method, patch.content_type) == ("PATCH", "application/merge-patch+json")
+    assert json.loads(patch.body)["spec"] == {"maxRestarts": 3}
+    # kubectl asks /openapi/v2 for custom resources on every client-side patch, as against a real
+    # cluster; a 404 there is harmless.
+    assert "GET /openapi/v2" in stub.paths()
+
+
+def test_kubectl_explain_reads_the_v3_documents(stub):
+    result = stub.kubectl("explain", "fsdpjob.spec.numNodes")
+    assert result.returncode == 0, result.stderr
+    assert "FIELD: numNodes <integer>" in result.stdout
+    description = FSDP_JOB.spec_model.model_fields["num_nodes"].description
+    assert " ".join(description.split()) in " ".join(result.stdout.split())
+    assert "GET /openapi/v3/apis/pinery.dev/v1alpha1" in stub.paths()
+    assert "GET /openapi/v2" not in stub.paths()
+    whole = stub.kubectl("explain", "vectorindexes")
+    assert whole.returncode == 0, whole.stderr
+    assert "metadata\t<ObjectMeta>" in whole.stdout and "spec\t<Object> -required-" in whole.stdout
+    labels = stub.kubectl("explain", "fsdpjob.metadata.labels")
+    assert "FIELD: labels <map[string]string>" in labels.stdout
+    assert "FIELD: data <map[string]string>" in stub.kubectl("explain", "secret.data").stdout

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 
-from pinery.local.apiserver.protobuf import MAGIC, ProtobufError, decode
+from pinery.local.apiserver.protobuf import CONTENT_TYPE, MAGIC, ProtobufError, decode
+from pinery.local.apiserver.resources import BUILTIN_TYPES
+from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
 
 # --- a minimal encoder, to build the messages the decoder must read ---------------------------
 
@@ -166,3 +169,80 @@ def test_the_refusal_of_another_kind_tells_the_user_what_works():
     text = str(caught.value)
     assert "v1/Namespace, v1/ConfigMap, v1/Secret, v1/ServiceAccount" in text
     assert "--dry-run=client -o yaml | kubectl apply -f -" in text
+
+
+# --- the bytes real kubectl sends -------------------------------------------------------------
+
+
+@pytest.fixture
+def stub(tmp_path):
+    kubectl_binary()
+    with KubectlStub(list(BUILTIN_TYPES), tmp_path) as server:
+        yield server
+
+
+def created(stub: KubectlStub, *args: str) -> dict:
+    """Run a kubectl generator command; the decoded body of the one create it sent."""
+    before = len(stub.requests)
+    result = stub.kubectl(*args, cwd=stub.workdir)
+    assert result.returncode == 0, result.stderr
+    posts = [r for r in stub.requests[before:] if r.method == "POST"]
+    assert len(posts) == 1
+    # kubectl 1.32 sends every generator object in protobuf, with server-side validation asked for.
+    assert posts[0].content_type == CONTENT_TYPE
+    assert posts[0].query == {"fieldManager": "kubectl-create", "fieldValidation": "Strict"}
+    return decode(posts[0].body)
+
+
+def test_kubectl_create_namespace(stub):
+    assert created(stub, "create", "namespace", "team-a") == {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"},
+    }
+
+
+def test_kubectl_create_configmap_from_literal_and_files(stub):
+    blob = bytes(range(256)) * 4
+    (stub.workdir / "train.yaml").write_text("steps: 20\nlr: 0.001\n")
+    (stub.workdir / "weights.bin").write_bytes(blob)
+    obj = created(
+        stub, "create", "configmap", "trainer-config", "-n", "jobs", "--from-literal=preset=tiny",
+        "--from-file=train.yaml", "--from-file=init=weights.bin", "--save-config",
+    )
+    assert obj["metadata"]["name"] == "trainer-config"
+    assert obj["metadata"]["namespace"] == "jobs"  # in the body as in the URL, when -n is given
+    assert obj["data"] == {"preset": "tiny", "train.yaml": "steps: 20\nlr: 0.001\n"}
+    assert base64.b64decode(obj["binaryData"]["init"]) == blob
+    last_applied = json.loads(obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"])
+    assert last_applied["data"] == obj["data"]
+    assert last_applied["binaryData"] == obj["binaryData"]
+    assert stub.posts()[-1].path == "/api/v1/namespaces/jobs/configmaps"
+
+
+def test_kubectl_create_secret_generic(stub):
+    (stub.workdir / "ca.der").write_bytes(b"\x30\x82\x00\xff")
+    obj = created(
+        stub, "create", "secret", "generic", "pinecone", "--from-literal=apiKey=pc-123", "--from-file=ca.der",
+    )
+    assert obj == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "pinecone"},
+        "data": {"apiKey": base64.b64encode(b"pc-123").decode(), "ca.der": base64.b64encode(b"\x30\x82\x00\xff").decode()},
+    }  # no type: kubectl leaves it to the server's default, Opaque
+    typed = created(stub, "create", "secret", "generic", "typed", "--from-literal=k=v", "--type=pinery.dev/api-key")
+    assert typed["type"] == "pinery.dev/api-key"
+
+
+def test_kubectl_create_serviceaccount(stub):
+    assert created(stub, "create", "serviceaccount", "trainer") == {
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "trainer"},
+    }
+
+
+def test_other_generator_kinds_get_the_decoder_message(stub):
+    # The server answers ProtobufError as 415; kubectl shows its message and does not retry in JSON.
+    result = stub.kubectl("create", "service", "clusterip", "web", "--tcp=80:8080")
+    assert result.returncode != 0
+    assert "cannot read v1/Service from protobuf" in result.stderr
+    assert "--dry-run=client -o yaml | kubectl apply -f -" in result.stderr
+    assert [r.content_type for r in stub.posts()] == [CONTENT_TYPE]

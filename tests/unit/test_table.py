@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -10,6 +11,7 @@ from pinery.api import FSDP_JOB, VECTOR_INDEX
 from pinery.crds import build_crd
 from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType, types_from_crd
 from pinery.local.apiserver.table import human_duration, to_table
+from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)
 FSDPJOB_TYPE = types_from_crd(build_crd(FSDP_JOB))[0]
@@ -338,3 +340,62 @@ def test_endpoints_lease_and_the_default_table():
     crd = builtin("CustomResourceDefinition", "apiextensions.k8s.io")  # prints NAME and CREATED AT, as real clusters do
     assert columns(to_table(crd, [], now=NOW)) == [("Name", "string", 0), ("Created At", "date", 0)]
     assert cells(crd, obj("fsdpjobs.pinery.dev", created="2025-05-01T08:00:00Z")) == [["fsdpjobs.pinery.dev", "2025-05-01T08:00:00Z"]]
+
+
+# --- what real kubectl prints from these Tables -----------------------------------------------
+
+
+def kubectl_get(objects: list[dict], *args: str, tmp_path) -> list[list[str]]:
+    kubectl_binary()
+    types = [*BUILTIN_TYPES, FSDPJOB_TYPE, VECTORINDEX_TYPE]
+    with KubectlStub(types, tmp_path, objects=objects) as stub:
+        result = stub.kubectl("get", *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
+
+
+def fsdpjob(name: str, **status) -> dict:
+    job = obj(name, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              spec={"numNodes": 2, "nprocPerNode": 4}, status=status)
+    return {"apiVersion": "pinery.dev/v1alpha1", "kind": "FSDPJob", **job}
+
+
+def test_kubectl_get_fsdpjobs_shows_the_printer_columns(tmp_path):
+    jobs = [fsdpjob("train", phase="Running", restarts=1, progress={"step": 40, "loss": 2.25}), fsdpjob("queued")]
+    lines = kubectl_get(jobs, "fsdpjobs", tmp_path=tmp_path)
+    assert lines[0] == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE"]
+    assert lines[1][:6] == ["train", "2", "4", "Running", "1", "40"]
+    assert re.fullmatch(r"\d+s", lines[1][6])  # an age, not a timestamp
+    assert lines[2][:3] == ["queued", "2", "4"]  # missing values print as blanks
+
+
+def test_kubectl_get_wide_adds_the_priority_columns(tmp_path):
+    lines = kubectl_get([fsdpjob("train", phase="Running", progress={"step": 40, "loss": 2.25})],
+                        "fsdpjobs", "-o", "wide", tmp_path=tmp_path)
+    assert lines[0] == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE", "LOSS"]
+    assert lines[1][-1] == "2.25"
+
+
+def test_kubectl_get_one_by_name_all_namespaces_and_labels(tmp_path):
+    other = fsdpjob("eval")
+    other["metadata"].update(namespace="research", labels={"team": "nlp"})
+    jobs = [fsdpjob("train"), other]
+    assert kubectl_get(jobs, "fsdpjob", "eval", "-n", "research", tmp_path=tmp_path)[1][0] == "eval"
+    # The NAMESPACE and LABELS columns come from each row's PartialObjectMetadata.
+    lines = kubectl_get(jobs, "fsdpjobs", "-A", "--show-labels", tmp_path=tmp_path / "2")
+    assert lines[0][0] == "NAMESPACE" and lines[0][-1] == "LABELS"
+    assert [(line[0], line[1], line[-1]) for line in lines[1:]] == [
+        ("default", "train", "<none>"), ("research", "eval", "team=nlp")]
+
+
+def test_kubectl_get_pods_and_wide_pods(tmp_path):
+    p = pod(phase="Running", containerStatuses=[running(restarts=0)], podIPs=[{"ip": "127.0.0.7"}])
+    p.update(apiVersion="v1", kind="Pod")
+    p["spec"]["nodeName"] = "local"
+    lines = kubectl_get([p], "pods", tmp_path=tmp_path)
+    assert lines[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert lines[1][:4] == ["p", "1/1", "Running", "0"]
+    wide = kubectl_get([p], "pods", "-o", "wide", tmp_path=tmp_path / "2")
+    assert wide[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"]
+    assert wide[1][5:] == ["127.0.0.7", "local", "<none>", "<none>"]
