@@ -84,11 +84,6 @@ def _gv_path(group: str, version: str) -> str:
     return f"/apis/{group}/{version}" if group else f"/api/{version}"
 
 
-def _is_custom(rtype: ResourceType) -> bool:
-    """Served from a CRD on a real cluster (Kopf's peering kinds are CRDs there too)."""
-    return rtype.crd_name is not None or rtype.schema is not None or rtype.group == "kopf.dev"
-
-
 def _gvk(rtype: ResourceType, kind: str | None = None) -> dict[str, str]:
     return {"group": rtype.group, "version": rtype.version, "kind": kind or rtype.kind}
 
@@ -204,7 +199,7 @@ def _op(
 def _patch_op(rtype: ResourceType, response: dict[str, Any], sub: str = "") -> dict[str, Any]:
     op = _op(rtype, "patch", response, [*_WRITE_PARAMS, _query("force", "boolean")], sub=sub)
     # CRDs take no strategic merge patch; built-ins do (kubectl apply chooses by this list).
-    types = _PATCH_TYPES if _is_custom(rtype) else (*_PATCH_TYPES, _SMP)
+    types = _PATCH_TYPES if rtype.from_crd else (*_PATCH_TYPES, _SMP)
     op["requestBody"] = {"content": {t: {"schema": _ref(PATCH)} for t in types}, "required": True}
     return op
 
@@ -239,7 +234,7 @@ def _kind_schema(rtype: ResourceType) -> dict[str, Any]:
     }
     if complete is None:
         schema["x-kubernetes-preserve-unknown-fields"] = True
-    if complete is not None or _is_custom(rtype):  # custom kinds take no strategic merge patch
+    if complete is not None or rtype.from_crd:  # custom kinds take no strategic merge patch
         schema["x-kubernetes-group-version-kind"] = [_gvk(rtype)]
     return schema
 

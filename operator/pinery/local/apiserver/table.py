@@ -77,7 +77,7 @@ def _name_col(priority: int = 0) -> Column:
 
 
 def _printer(rtype: ResourceType) -> tuple[list[Column], Callable[[dict[str, Any], datetime], Row]]:
-    if _is_custom(rtype):
+    if rtype.from_crd:
         return _custom_printer(rtype)
     builtin = _BUILTIN.get((rtype.group, rtype.kind))
     if builtin is not None:
@@ -86,11 +86,6 @@ def _printer(rtype: ResourceType) -> tuple[list[Column], Callable[[dict[str, Any
         [_name_col(), _col("Created At", "date", "When the object was created.")],
         lambda obj, now: [_meta(obj, "name"), _meta(obj, "creationTimestamp") or None],
     )
-
-
-def _is_custom(rtype: ResourceType) -> bool:
-    # Kopf's peering kinds are CRDs on a real cluster, printed like any custom resource.
-    return rtype.crd_name is not None or rtype.schema is not None or bool(rtype.printer_columns) or rtype.group == "kopf.dev"
 
 
 # --- custom resources -------------------------------------------------------------------------
