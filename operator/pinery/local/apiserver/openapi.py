@@ -46,7 +46,8 @@ def v3_index(types: list[ResourceType]) -> dict[str, Any]:
 
 
 def v3_document(group: str, version: str, types: list[ResourceType]) -> dict[str, Any]:
-    """`GET /openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`."""
+    """`GET /openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>` (empty paths for an
+    unknown group-version). Nested parts are shared between calls: serialise it, don't mutate it."""
     served = [t for t in types if (t.group, t.version) == (group, version)]
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = dict(_meta_schemas())
