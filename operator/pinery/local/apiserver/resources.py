@@ -48,6 +48,12 @@ class ResourceType:
     def has_status(self) -> bool:
         return "status" in self.subresources
 
+    @property
+    def from_crd(self) -> bool:
+        """Served from a CRD on a real cluster, as Kopf's peering kinds are: printed from printer
+        columns, patched with JSON merge patches rather than strategic ones."""
+        return self.crd_name is not None or self.group == "kopf.dev"
+
 
 def _core(kind: str, plural: str, namespaced: bool = True, **kw: Any) -> ResourceType:
     return ResourceType(group="", version="v1", kind=kind, plural=plural, namespaced=namespaced, **kw)
