@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _read_inputs(names: list[str]) -> list[tuple[str, str]]:
+def read_inputs(names: list[str]) -> list[tuple[str, str]]:
     """(source, text) for every input; unreadable inputs raise OSError with a clear message."""
     inputs = []
     for name in names:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from pinery.validation import validate_text
 
     try:
-        inputs = _read_inputs(args.filename)
+        inputs = read_inputs(args.filename)
     except (OSError, UnicodeDecodeError) as exc:
         print(f"pinery validate: cannot read {getattr(exc, 'filename', '') or 'input'}: {exc.strerror if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 1
