@@ -159,7 +159,7 @@ def view_pod(pod: dict) -> PodView:
         elif waiting.get("reason"):
             reason = waiting["reason"]
             detail = waiting.get("message") or ""
-        elif (waiter.get("state") or {}).get("running"):
+        elif "running" in (waiter.get("state") or {}):
             reason = "WaitingForRank0"
     return PodView(
         name=meta.get("name", ""),
@@ -171,7 +171,7 @@ def view_pod(pod: dict) -> PodView:
         terminating=bool(meta.get("deletionTimestamp")),
         deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
         created_at=parse_time(meta.get("creationTimestamp")),
-        started=bool(state.get("running") or terminated) or phase in ("Running", "Succeeded"),
+        started="running" in state or bool(terminated) or phase in ("Running", "Succeeded"),
         exit_code=exit_code,
         container_exit_code=container_code,
         reason=reason,

@@ -539,3 +539,23 @@ def test_status_validates_against_the_status_model():
     c.fail(1, 1, message=TORCHRUN_78)
     c.reconcile()
     FSDPJobStatus.model_validate(c.status)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"numNodes": 1},
+        {"numNodes": 8, "nprocPerNode": 4, "shmSize": "2Gi", "checkpoint": {"volumeClaimName": "c"}},
+        {"numNodes": 3, "elastic": {"minNodes": 2}, "command": ["torchrun", "t.py"]},
+    ],
+)
+def test_every_object_a_plan_creates_is_valid_kubernetes(spec):
+    from tests.unit.fsdpjob.k8s import assert_valid
+
+    c = started(spec)
+    c.fail(0)
+    converge(c)
+    for obj in c.objects.values():
+        created = {k: v for k, v in obj.items() if k != "status"}
+        created["metadata"] = {k: v for k, v in obj["metadata"].items() if k not in ("uid", "creationTimestamp")}
+        assert_valid(created)
