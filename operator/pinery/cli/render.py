@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pinery.cli.validate import read_inputs
+from pinery.cli.validate import add_filename_argument, load_inputs
 
 PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
 
@@ -22,10 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "the PINERY_* settings, as in the operator."
         ),
     )
-    parser.add_argument(
-        "-f", "--filename", action="append", required=True, metavar="FILE",
-        help="a file, a directory (its .yaml/.yml/.json files, recursively) or - for stdin; repeatable",
-    )
+    add_filename_argument(parser)
     parser.add_argument("-n", "--namespace", default="default", help="namespace of jobs that name none (default: default)")
     parser.add_argument("--uid", default=PLACEHOLDER_UID, help="uid to put in the owner references (default: a placeholder)")
     parser.set_defaults(func=run)
@@ -68,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
     from pinery.validation import validate_text
 
     try:
-        inputs = read_inputs(args.filename)
         settings = OperatorSettings.from_env()
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        what = getattr(exc, "filename", "") or "input"
-        print(f"pinery render: cannot read {what}: {exc.strerror if isinstance(exc, OSError) else exc}", file=sys.stderr)
+    except ValueError as exc:
+        print(f"pinery render: {exc}", file=sys.stderr)
+        return 1
+    inputs = load_inputs(args.filename, "render")
+    if inputs is None:
         return 1
     failed = False
     for source, text in inputs:
