@@ -559,3 +559,22 @@ def test_every_object_a_plan_creates_is_valid_kubernetes(spec):
         created = {k: v for k, v in obj.items() if k != "status"}
         created["metadata"] = {k: v for k, v in obj["metadata"].items() if k not in ("uid", "creationTimestamp")}
         assert_valid(created)
+
+
+def test_steps_write_the_status_before_deleting_and_create_last():
+    c = started({"numNodes": 2, "maxRestarts": 1})
+    c.fail(1)
+    actions = [a for a, _ in c.plan().steps()]
+    assert actions == ["patch_status", "delete_pod", "delete_pod", "event", "event"]
+    c = Cluster(job_object({"numNodes": 1}))
+    assert [a for a, _ in c.plan().steps()] == ["patch_status", "create", "create", "create", "event"]
+
+
+def test_status_patch_is_a_merge_patch_that_keeps_foreign_keys():
+    from pinery.fsdpjob.plan import merge_patch
+
+    assert merge_patch({"a": 1, "b": 2}, {"a": 1, "c": 3}) == {"c": 3, "b": None}
+    assert merge_patch({"a": 1}, {"a": 1}) is None
+    c = Cluster(job_object({"numNodes": 1}, status={"kopf": {"progress": {}}, "progress": {"step": 5}}))
+    p = c.reconcile()
+    assert "kopf" not in p.status_patch and c.status["kopf"] == {"progress": {}} and c.status["progress"] == {"step": 5}
