@@ -126,17 +126,19 @@ class Kube:
         return await self.merge_patch(obj["kind"], meta.get("namespace"), meta["name"], patch)
 
     async def delete(self, kind: str, namespace: str | None, name: str, *, grace_seconds: int | None = None,
-                     propagation: str | None = None) -> bool:
-        """Delete; False when it was already gone."""
+                     propagation: str | None = None, uid: str | None = None) -> bool:
+        """Delete; False when it was already gone (or, with `uid`, replaced by a newer object)."""
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if grace_seconds is not None:
             body["gracePeriodSeconds"] = grace_seconds
         if propagation:
             body["propagationPolicy"] = propagation
+        if uid:
+            body["preconditions"] = {"uid": uid}
         try:
             await self._run("DELETE", path_for(kind, namespace, name), body=body)
         except KubeError as exc:
-            if exc.status == 404:
+            if exc.status == 404 or (uid and exc.status == 409):
                 return False
             raise
         return True
@@ -154,12 +156,15 @@ class Kube:
         string_data = secret.get("stringData") or {}
         return string_data.get(key)
 
-    async def pod_log(self, namespace: str, name: str, container: str | None = None, tail_lines: int | None = None) -> str:
+    async def pod_log(self, namespace: str, name: str, container: str | None = None, tail_lines: int | None = None,
+                      timestamps: bool = False) -> str:
         query: dict[str, Any] = {}
         if container:
             query["container"] = container
         if tail_lines is not None:
             query["tailLines"] = tail_lines
+        if timestamps:
+            query["timestamps"] = "true"
         return await self._run("GET", path_for("Pod", namespace, name, "log"), query=query, raw=True)
 
 

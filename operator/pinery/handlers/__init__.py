@@ -15,9 +15,9 @@ from pinery.services import Services
 
 
 def register_all(registry: kopf.OperatorRegistry, services: Services) -> kopf.OperatorRegistry:
-    from pinery.handlers import vectorindex
+    from pinery.handlers import fsdpjob, vectorindex
 
-    for module in (vectorindex,):
+    for module in (vectorindex, fsdpjob):
         module.register(registry, services)
     return registry
 
