@@ -22,6 +22,7 @@ import json
 from aiohttp import web
 
 from pinery.local.pinecone.faults import FaultRule
+from pinery.local.pinecone.keys import EMULATOR
 
 PREFIX = "/_emulator"
 
@@ -39,15 +40,15 @@ async def _json(request: web.Request):
 
 
 async def health(request: web.Request) -> web.Response:
-    return web.json_response({"ok": True, "api_version": "2025-10", "url": request.app["emulator"].url})
+    return web.json_response({"ok": True, "api_version": "2025-10", "url": request.app[EMULATOR].url})
 
 
 async def get_faults(request: web.Request) -> web.Response:
-    return web.json_response(request.app["emulator"].faults.describe())
+    return web.json_response(request.app[EMULATOR].faults.describe())
 
 
 async def put_faults(request: web.Request) -> web.Response:
-    faults = request.app["emulator"].faults
+    faults = request.app[EMULATOR].faults
     doc = await _json(request)
     try:
         if not isinstance(doc, dict):
@@ -59,7 +60,7 @@ async def put_faults(request: web.Request) -> web.Response:
 
 
 async def add_fault(request: web.Request) -> web.Response:
-    faults = request.app["emulator"].faults
+    faults = request.app[EMULATOR].faults
     try:
         faults.add(FaultRule.parse(await _json(request)))
     except (TypeError, ValueError) as exc:
@@ -68,26 +69,26 @@ async def add_fault(request: web.Request) -> web.Response:
 
 
 async def clear_faults(request: web.Request) -> web.Response:
-    faults = request.app["emulator"].faults
+    faults = request.app[EMULATOR].faults
     faults.rules.clear()
     return web.json_response(faults.describe())
 
 
 async def get_stats(request: web.Request) -> web.Response:
-    return web.json_response(request.app["emulator"].faults.stats())
+    return web.json_response(request.app[EMULATOR].faults.stats())
 
 
 async def reset_stats(request: web.Request) -> web.Response:
-    request.app["emulator"].faults.reset_stats()
-    return web.json_response(request.app["emulator"].faults.stats())
+    request.app[EMULATOR].faults.reset_stats()
+    return web.json_response(request.app[EMULATOR].faults.stats())
 
 
 async def get_settings(request: web.Request) -> web.Response:
-    return web.json_response(request.app["emulator"].settings.as_json())
+    return web.json_response(request.app[EMULATOR].settings.as_json())
 
 
 async def patch_settings(request: web.Request) -> web.Response:
-    settings = request.app["emulator"].settings
+    settings = request.app[EMULATOR].settings
     doc = await _json(request)
     try:
         if not isinstance(doc, dict):
@@ -99,7 +100,7 @@ async def patch_settings(request: web.Request) -> web.Response:
 
 
 async def flush(request: web.Request) -> web.Response:
-    emulator = request.app["emulator"]
+    emulator = request.app[EMULATOR]
     emulator.store.refresh()
     emulator.store.save()
     await emulator.flush()

@@ -12,13 +12,14 @@ from pinery.local.pinecone import render, transitions, validation
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, failed_precondition, not_found
 from pinery.local.pinecone.state import BackupRecord, CollectionRecord, IndexRecord, RestoreJobRecord
 from pinery.local.pinecone.vectors import IndexData
+from pinery.local.pinecone.keys import EMULATOR
 
 if TYPE_CHECKING:
     from pinery.local.pinecone.server import PineconeEmulator
 
 
 def _emu(request: web.Request) -> PineconeEmulator:
-    return request.app["emulator"]
+    return request.app[EMULATOR]
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -39,7 +40,7 @@ async def _body(request: web.Request) -> Any:
 def _index(request: web.Request, name: str | None = None) -> IndexRecord:
     emu = _emu(request)
     name = name or request.match_info["index_name"]
-    rec = emu.store.indexes.get((request["project"], name))
+    rec = emu.store.indexes.get((_emu(request).project(request), name))
     if rec is None:
         raise not_found(f"Index {name} not found.")
     return rec
@@ -82,7 +83,7 @@ def _source_collection_data(emu: PineconeEmulator, project: str, fields: dict[st
 
 
 def _create(request: web.Request, fields: dict[str, Any]) -> web.Response:
-    emu, project = _emu(request), request["project"]
+    emu, project = _emu(request), _emu(request).project(request)
     if (project, fields["name"]) in emu.store.indexes:
         raise already_exists()
     _check_quota(emu, project)
@@ -101,7 +102,7 @@ async def create_index_for_model(request: web.Request) -> web.Response:
 
 async def list_indexes(request: web.Request) -> web.Response:
     emu = _emu(request)
-    return _json({"indexes": [render.index(r, emu.url) for r in emu.store.project_indexes(request["project"])]})
+    return _json({"indexes": [render.index(r, emu.url) for r in emu.store.project_indexes(_emu(request).project(request))]})
 
 
 async def describe_index(request: web.Request) -> web.Response:
@@ -178,7 +179,7 @@ async def configure_index(request: web.Request) -> web.Response:
 
 # -- collections -------------------------------------------------------------------------------
 async def create_collection(request: web.Request) -> web.Response:
-    emu, project = _emu(request), request["project"]
+    emu, project = _emu(request), _emu(request).project(request)
     name, source = validation.check_collection(await _body(request))
     rec = emu.store.indexes.get((project, source))
     if rec is None:
@@ -201,14 +202,14 @@ async def create_collection(request: web.Request) -> web.Response:
 
 def _collection(request: web.Request) -> CollectionRecord:
     name = request.match_info["collection_name"]
-    col = _emu(request).store.collections.get((request["project"], name))
+    col = _emu(request).store.collections.get((_emu(request).project(request), name))
     if col is None:
         raise not_found(f"Collection {name} not found.")
     return col
 
 
 async def list_collections(request: web.Request) -> web.Response:
-    cols = [c for (p, _), c in sorted(_emu(request).store.collections.items()) if p == request["project"]]
+    cols = [c for (p, _), c in sorted(_emu(request).store.collections.items()) if p == _emu(request).project(request)]
     return _json({"collections": [render.collection(c) for c in cols]})
 
 
@@ -226,7 +227,7 @@ async def delete_collection(request: web.Request) -> web.Response:
 
 # -- backups and restore jobs ------------------------------------------------------------------
 async def create_backup(request: web.Request) -> web.Response:
-    emu, project = _emu(request), request["project"]
+    emu, project = _emu(request), _emu(request).project(request)
     name = request.match_info["index_name"]
     fields = validation.check_backup(await _body(request))
     rec = emu.store.indexes.get((project, name))
@@ -254,7 +255,7 @@ async def create_backup(request: web.Request) -> web.Response:
 
 
 def _backups(request: web.Request, index_name: str | None = None) -> list[BackupRecord]:
-    found = [b for b in _emu(request).store.backups.values() if b.project == request["project"]
+    found = [b for b in _emu(request).store.backups.values() if b.project == _emu(request).project(request)
              and (index_name is None or b.source_index_name == index_name)]
     return sorted(found, key=lambda b: b.created_at)
 
@@ -275,7 +276,7 @@ async def list_project_backups(request: web.Request) -> web.Response:
 def _backup(request: web.Request) -> BackupRecord:
     backup_id = request.match_info["backup_id"]
     bkp = _emu(request).store.backups.get(backup_id)
-    if bkp is None or bkp.project != request["project"]:
+    if bkp is None or bkp.project != _emu(request).project(request):
         raise not_found(f"Backup {backup_id} not found.")
     return bkp
 
@@ -296,7 +297,7 @@ async def delete_backup(request: web.Request) -> web.Response:
 
 
 async def create_index_from_backup(request: web.Request) -> web.Response:
-    emu, project, bkp = _emu(request), request["project"], _backup(request)
+    emu, project, bkp = _emu(request), _emu(request).project(request), _backup(request)
     fields = validation.check_from_backup(await _body(request))
     if bkp.state != "Ready":
         raise bad_request(f"Backup {bkp.backup_id} is not ready (status {bkp.state}).")
@@ -323,7 +324,7 @@ async def create_index_from_backup(request: web.Request) -> web.Response:
 
 async def list_restore_jobs(request: web.Request) -> web.Response:
     limit = validation.check_limit(request.query.get("limit"))
-    jobs = sorted((j for j in _emu(request).store.restore_jobs.values() if j.project == request["project"]),
+    jobs = sorted((j for j in _emu(request).store.restore_jobs.values() if j.project == _emu(request).project(request)),
                   key=lambda j: j.created_at)
     return _json(render.page([render.restore_job(j) for j in jobs], limit, request.query.get("paginationToken")))
 
@@ -331,7 +332,7 @@ async def list_restore_jobs(request: web.Request) -> web.Response:
 async def describe_restore_job(request: web.Request) -> web.Response:
     job_id = request.match_info["job_id"]
     job = _emu(request).store.restore_jobs.get(job_id)
-    if job is None or job.project != request["project"]:
+    if job is None or job.project != _emu(request).project(request):
         raise not_found(f"Restore job {job_id} not found.")
     return _json(render.restore_job(job))
 

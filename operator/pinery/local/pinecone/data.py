@@ -13,6 +13,7 @@ from pinery.local.pinecone import filters, transitions
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, not_found
 from pinery.local.pinecone.state import IndexRecord
 from pinery.local.pinecone.vectors import IndexData, Namespace, Record, Sparse
+from pinery.local.pinecone.keys import EMULATOR
 
 if TYPE_CHECKING:
     from pinery.local.pinecone.server import PineconeEmulator
@@ -50,9 +51,9 @@ async def _body(request: web.Request) -> dict[str, Any]:
 
 
 def _target(request: web.Request) -> tuple[IndexRecord, IndexData]:
-    emu: PineconeEmulator = request.app["emulator"]
+    emu: PineconeEmulator = request.app[EMULATOR]
     project, name = request.match_info["project"], request.match_info["index_name"]
-    if project != request["project"]:
+    if project != emu.project(request):
         raise ApiError(401, f"The API key is not valid for index {name}.", "UNAUTHENTICATED")
     rec = emu.store.indexes.get((project, name))
     if rec is None:
@@ -166,7 +167,7 @@ async def upsert(request: web.Request) -> web.Response:
             raise bad_request(f"{where} ({record_id}): sparse index {rec.name} needs sparseValues.")
         records.append(Record(record_id, values, sparse, _metadata(raw.get("metadata"), f"vector {record_id}")))
     count = data.namespace(_ns_name(body.get("namespace")), create=True).upsert(records)
-    request.app["emulator"].store.mark(rec.id)
+    request.app[EMULATOR].store.mark(rec.id)
     return _json({"upsertedCount": count})
 
 
@@ -277,13 +278,13 @@ async def update(request: web.Request) -> web.Response:
         predicate = _filter(body["filter"])
         matched = ns.update_metadata_where(predicate, set_metadata or {}, bool(body.get("dryRun"))) if ns else 0
         if matched and not body.get("dryRun"):
-            request.app["emulator"].store.mark(rec.id)
+            request.app[EMULATOR].store.mark(rec.id)
         return _json({"matchedRecords": matched})
     record_id = _check_id(body["id"], "update")
     values = _dense(body.get("values"), rec, f"update of {record_id}")
     sparse = _sparse(body.get("sparseValues"), rec, f"update of {record_id}")
     if ns is not None and ns.update(record_id, values, sparse, set_metadata):
-        request.app["emulator"].store.mark(rec.id)
+        request.app[EMULATOR].store.mark(rec.id)
     return _json({})
 
 
@@ -306,7 +307,7 @@ async def delete(request: web.Request) -> web.Response:
         predicate = _filter(flt)
         if ns:
             ns.delete([ns.ids[r] for r in ns.matching_rows(predicate).tolist()])
-    request.app["emulator"].store.mark(rec.id)
+    request.app[EMULATOR].store.mark(rec.id)
     return _json({})
 
 
@@ -388,7 +389,7 @@ async def create_namespace(request: web.Request) -> web.Response:
     if name in data.namespaces:
         raise already_exists(f"Namespace {raw} already exists.")
     ns = data.namespace(name, create=True)
-    request.app["emulator"].store.mark(rec.id)
+    request.app[EMULATOR].store.mark(rec.id)
     return _json(_namespace_out(name, ns))
 
 
@@ -405,7 +406,7 @@ async def delete_namespace(request: web.Request) -> web.Response:
     name = _ns_name(request.match_info["namespace"])
     if data.namespaces.pop(name, None) is None:
         raise not_found(f"Namespace {request.match_info['namespace']} not found.")
-    request.app["emulator"].store.mark(rec.id)
+    request.app[EMULATOR].store.mark(rec.id)
     return _json({})
 
 

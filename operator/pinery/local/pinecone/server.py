@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from pinery.local.pinecone import admin, control, data
+from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
 from pinery.local.pinecone.state import Store
@@ -134,7 +135,7 @@ class PineconeEmulator:
     # -- application ---------------------------------------------------------------------------
     def build_app(self) -> web.Application:
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
-        app["emulator"] = self
+        app[EMULATOR] = self
         for method, path, handler, name in control.ROUTES:
             app.router.add_route(method, path, handler, name=name)
         for method, path, handler, name in data.ROUTES:
@@ -142,7 +143,7 @@ class PineconeEmulator:
         admin.add_routes(app)
         return app
 
-    def _project(self, request: web.Request) -> str:
+    def project(self, request: web.Request) -> str:
         key = request.headers.get("Api-Key", "")
         if not key:
             raise ApiError(401, "API key is missing. Send it in the Api-Key header.", "UNAUTHENTICATED")
@@ -179,7 +180,7 @@ class PineconeEmulator:
                 raise ApiError(400, f"The X-Pinecone-Api-Version header must be {API_VERSION} "
                                     f"(got {version or 'none'}); this emulator serves API {API_VERSION}.",
                                "INVALID_ARGUMENT")
-            request["project"] = self._project(request)
+            self.project(request)  # authenticates
             if self.store.refresh():
                 self.store.save()
             response = await handler(request)
@@ -305,11 +306,15 @@ class PineconeEmulator:
 
 
 async def serve_forever(emulator: PineconeEmulator) -> None:
+    """Serve until SIGINT or SIGTERM, then stop cleanly (pending vector data is written)."""
+    import signal
+
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
     await emulator.start()
     try:
-        while True:
-            await asyncio.sleep(3600)
+        await stopping.wait()
     finally:
         await emulator.stop()
-
-
