@@ -208,7 +208,7 @@ class PineconeEmulator:
             path = path[len(f"/index/{request.match_info['project']}/{request.match_info['index_name']}"):]
         self.exchanges.append({
             "operation": operation, "plane": plane, "method": request.method, "path": path,
-            "query": request.query_string, "headers": {k: v for k, v in request.headers.items() if k.lower() != "api-key"},
+            "query": request.query_string, "headers": {k: ("***" if k.lower() == "api-key" else v) for k, v in request.headers.items()},
             "body": await request.read(), "status": response.status,
             "content_type": response.content_type, "response": response.body if isinstance(response.body, bytes) else b"",
         })
