@@ -47,25 +47,26 @@ async def get_faults(request: web.Request) -> web.Response:
     return web.json_response(request.app[EMULATOR].faults.describe())
 
 
-async def put_faults(request: web.Request) -> web.Response:
-    faults = request.app[EMULATOR].faults
+async def _apply(request: web.Request, apply, describe, expected: str) -> web.Response:
+    """Parse the body, apply it, and answer the new state (400 with the reason when it is refused)."""
     doc = await _json(request)
     try:
         if not isinstance(doc, dict):
-            raise ValueError("expected an object with 'rules' (and optionally 'seed')")
-        faults.configure(doc)
+            raise ValueError(f"expected {expected}")
+        apply(doc)
     except (TypeError, ValueError) as exc:
         return _error(str(exc))
-    return web.json_response(faults.describe())
+    return web.json_response(describe())
+
+
+async def put_faults(request: web.Request) -> web.Response:
+    faults = request.app[EMULATOR].faults
+    return await _apply(request, faults.configure, faults.describe, "an object with 'rules' (and optionally 'seed')")
 
 
 async def add_fault(request: web.Request) -> web.Response:
     faults = request.app[EMULATOR].faults
-    try:
-        faults.add(FaultRule.parse(await _json(request)))
-    except (TypeError, ValueError) as exc:
-        return _error(str(exc))
-    return web.json_response(faults.describe())
+    return await _apply(request, lambda doc: faults.add(FaultRule.parse(doc)), faults.describe, "a fault rule object")
 
 
 async def clear_faults(request: web.Request) -> web.Response:
@@ -89,14 +90,7 @@ async def get_settings(request: web.Request) -> web.Response:
 
 async def patch_settings(request: web.Request) -> web.Response:
     settings = request.app[EMULATOR].settings
-    doc = await _json(request)
-    try:
-        if not isinstance(doc, dict):
-            raise ValueError("expected an object of settings")
-        settings.update(doc)
-    except (TypeError, ValueError) as exc:
-        return _error(str(exc))
-    return web.json_response(settings.as_json())
+    return await _apply(request, settings.update, settings.as_json, "an object of settings")
 
 
 async def flush(request: web.Request) -> web.Response:

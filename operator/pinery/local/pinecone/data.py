@@ -244,6 +244,24 @@ def _next_token(last: str) -> str:
     return base64.urlsafe_b64encode(last.encode()).decode()
 
 
+def _limit(request: web.Request, maximum: int | None = 100) -> int:
+    raw = request.query.get("limit", "100")
+    try:
+        limit = int(raw)
+    except ValueError as exc:
+        raise bad_request(f"limit must be an integer (got '{raw}').") from exc
+    if limit < 1 or (maximum is not None and limit > maximum):
+        raise bad_request(f"limit must be between 1 and {maximum} (got {limit}).")
+    return limit
+
+
+def _page(keys: list[str], limit: int, after: str | None) -> tuple[list[str], dict[str, Any]]:
+    """The sorted keys after the token, cut to the limit, and the pagination entry if more remain."""
+    rest = [k for k in sorted(keys) if after is None or k > after]
+    extra = {"pagination": {"next": _next_token(rest[limit - 1])}} if len(rest) > limit else {}
+    return rest[:limit], extra
+
+
 async def fetch_by_metadata(request: web.Request) -> web.Response:
     rec, data = _target(request)
     body = await _body(request)
@@ -252,15 +270,11 @@ async def fetch_by_metadata(request: web.Request) -> web.Response:
     limit = body.get("limit", 100)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise bad_request(f"limit must be a positive integer (got {limit!r}).")
-    after = _token(body.get("paginationToken"))
     ns = data.namespace(namespace)
-    rows = ns.matching_rows(predicate).tolist() if ns else []
-    ordered = sorted((ns.ids[r], r) for r in rows if after is None or ns.ids[r] > after) if ns else []
-    vectors = {rid: _out(ns.record(row), True, True) for rid, row in ordered[:limit]}
-    out: dict[str, Any] = {"vectors": vectors, "namespace": namespace, "usage": {"readUnits": 1}}
-    if len(ordered) > limit:
-        out["pagination"] = {"next": _next_token(ordered[limit - 1][0])}
-    return _json(out)
+    matching = [ns.ids[r] for r in ns.matching_rows(predicate).tolist()] if ns else []
+    page, extra = _page(matching, limit, _token(body.get("paginationToken")))
+    vectors = {rid: _out(ns.get(rid), True, True) for rid in page}
+    return _json({"vectors": vectors, "namespace": namespace, "usage": {"readUnits": 1}, **extra})
 
 
 async def update(request: web.Request) -> web.Response:
@@ -315,20 +329,11 @@ async def list_vectors(request: web.Request) -> web.Response:
     rec, data = _target(request)
     namespace = _ns_name(request.query.get("namespace"))
     prefix = request.query.get("prefix", "")
-    try:
-        limit = int(request.query.get("limit", "100"))
-    except ValueError as exc:
-        raise bad_request("limit must be an integer.") from exc
-    if not 1 <= limit <= 100:
-        raise bad_request(f"limit must be between 1 and 100 (got {limit}).")
-    after = _token(request.query.get("paginationToken"))
+    limit = _limit(request)
     ns = data.namespace(namespace)
-    ids = sorted(i for i in (ns.ids if ns else []) if i.startswith(prefix) and (after is None or i > after))
-    out: dict[str, Any] = {"vectors": [{"id": i} for i in ids[:limit]], "namespace": namespace,
-                           "usage": {"readUnits": 1}}
-    if len(ids) > limit:
-        out["pagination"] = {"next": _next_token(ids[limit - 1])}
-    return _json(out)
+    ids, extra = _page([i for i in (ns.ids if ns else []) if i.startswith(prefix)], limit,
+                       _token(request.query.get("paginationToken")))
+    return _json({"vectors": [{"id": i} for i in ids], "namespace": namespace, "usage": {"readUnits": 1}, **extra})
 
 
 async def describe_index_stats(request: web.Request) -> web.Response:
@@ -363,20 +368,10 @@ def _namespace_out(name: str, ns: Namespace | None) -> dict[str, Any]:
 async def list_namespaces(request: web.Request) -> web.Response:
     rec, data = _target(request)
     prefix = request.query.get("prefix", "")
-    try:
-        limit = int(request.query.get("limit", "100"))
-    except ValueError as exc:
-        raise bad_request("limit must be an integer.") from exc
-    after = _token(request.query.get("paginationToken"))
-    names = sorted(n or DEFAULT_NAMESPACE for n in data.namespaces)
-    names = [n for n in names if n.startswith(prefix)]
-    total = len(names)
-    names = [n for n in names if after is None or n > after]
-    out: dict[str, Any] = {"namespaces": [_namespace_out(n, data.namespace(_ns_name(n))) for n in names[:limit]],
-                           "total_count": total}
-    if len(names) > limit:
-        out["pagination"] = {"next": _next_token(names[limit - 1])}
-    return _json(out)
+    names = [n for n in (n or DEFAULT_NAMESPACE for n in data.namespaces) if n.startswith(prefix)]
+    page, extra = _page(names, _limit(request), _token(request.query.get("paginationToken")))
+    return _json({"namespaces": [_namespace_out(n, data.namespace(_ns_name(n))) for n in page],
+                  "total_count": len(names), **extra})
 
 
 async def create_namespace(request: web.Request) -> web.Response:

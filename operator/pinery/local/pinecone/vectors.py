@@ -36,6 +36,7 @@ class Namespace:
         self.has_dense: list[bool] = []
         self.sparse: list[Sparse | None] = []
         self.metadata: list[dict[str, Any] | None] = []
+        self._norms: np.ndarray | None = None  # row norms for cosine, dropped on every write
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -64,7 +65,13 @@ class Namespace:
             count += 1
         return count
 
+    def norms(self) -> np.ndarray:
+        if self._norms is None:
+            self._norms = np.linalg.norm(self.dense[: len(self.ids)], axis=1)
+        return self._norms
+
     def _write(self, row: int, values, sparse, metadata, replace: bool) -> None:
+        self._norms = None
         if values is not None and self.dimension:
             self.dense[row] = values
             self.has_dense[row] = True
@@ -96,6 +103,7 @@ class Namespace:
 
     def delete(self, ids: Iterable[str]) -> int:
         deleted = 0
+        self._norms = None
         for record_id in ids:
             row = self.rows.pop(record_id, None)
             if row is None:
@@ -137,10 +145,11 @@ class Namespace:
         """Scores of the given rows; higher is better except for euclidean (squared distance)."""
         total = np.zeros(len(rows), dtype=np.float64)
         if query is not None and self.dimension:
-            matrix = self.dense[: len(self.ids)] if len(rows) == len(self.ids) else self.dense[rows]
+            whole = len(rows) == len(self.ids)
+            matrix = self.dense[: len(self.ids)] if whole else self.dense[rows]
             dots = matrix @ query
             if metric == "cosine":
-                norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+                norms = (self.norms() if whole else self.norms()[rows]) * float(np.linalg.norm(query))
                 total += np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
             elif metric == "euclidean":
                 diff = matrix - query
