@@ -234,6 +234,7 @@ def test_protected_deletion_is_a_warning():
         (403, "FORBIDDEN", "Forbidden", True),
         (400, "INVALID_ARGUMENT", "InvalidSpec", True),
         (422, None, "InvalidSpec", True),
+        (404, "NOT_FOUND", "InvalidSpec", True),
         (412, "FAILED_PRECONDITION", "FailedPrecondition", False),
         (429, "RESOURCE_EXHAUSTED", "PineconeUnavailable", False),
         (500, None, "PineconeUnavailable", False),

@@ -10,7 +10,7 @@ import argparse
 import importlib
 
 # Subcommand modules under pinery.cli, named local_<name>, in the order `--help` lists them.
-SUBCOMMANDS = ("pinecone",)
+SUBCOMMANDS = ("up", "down", "pinecone")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -48,7 +48,8 @@ def classify(failure: PineconeFailure, attempt: int = 0) -> Classification:
         return Classification("QuotaExceeded", f"{what}: the project's index quota is used up ({text})", True, SLOW_RETRY)
     if status == 403:
         return Classification("Forbidden", f"{what}: {text}", True, SLOW_RETRY)
-    if status in (400, 422):
+    if status in (400, 422) or (status == 404 and failure.operation == "create_index"):
+        # On create, 404 means the spec names a cloud region or environment Pinecone lacks.
         return Classification("InvalidSpec", f"{what}: Pinecone rejected the request: {text}", True, SLOW_RETRY)
     if status == 412:
         return Classification("FailedPrecondition", f"{what}: {text}", False, backoff(attempt, failure.retry_after))

@@ -25,9 +25,9 @@ SERVERLESS_REGIONS = {
     "azure": ("eastus2",),
 }
 POD_ENVIRONMENTS = (
-    "us-east-1-aws", "us-east1-aws", "eu-west1-aws", "us-west1-gcp", "us-central1-gcp", "us-west4-gcp",
+    "us-east-1-aws", "us-east1-aws", "eu-west1-aws", "us-east1-gcp", "us-west1-gcp", "us-central1-gcp", "us-west4-gcp",
     "us-east4-gcp", "eu-west1-gcp", "eu-west4-gcp", "northamerica-northeast1-gcp", "asia-northeast1-gcp",
-    "asia-southeast1-gcp-free", "gcp-starter", "eastus-azure",
+    "asia-southeast1-gcp", "asia-southeast1-gcp-free", "gcp-starter", "eastus-azure",
 )
 EMBED_MODELS = {
     "multilingual-e5-large": {"dimension": 1024, "metric": "cosine", "vector_type": "dense", "dimensions": (1024,)},
