@@ -8,7 +8,9 @@ token, as `pinery local up` writes them).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import ssl
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -28,20 +30,30 @@ class WatchExpired(Exception):
     """The watch's resourceVersion is too old (410 Gone): list again."""
 
 
-def read_kubeconfig(path: Path) -> tuple[str, str | None]:
-    """(server URL, bearer token) of the current context."""
+def read_kubeconfig(path: Path) -> tuple[str, str | None, bytes | None]:
+    """(server URL, bearer token, CA certificate PEM) of the current context."""
     config = yaml.safe_load(Path(path).read_text())
     context_name = config.get("current-context")
     context = next(c["context"] for c in config["contexts"] if c["name"] == context_name)
     cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
     user = next((u["user"] for u in config.get("users", []) if u["name"] == context.get("user")), {})
-    return cluster["server"], user.get("token")
+    ca = cluster.get("certificate-authority-data")
+    if ca:
+        ca_pem = base64.b64decode(ca)
+    elif cluster.get("certificate-authority"):
+        ca_pem = Path(cluster["certificate-authority"]).read_bytes()
+    else:
+        ca_pem = None
+    return cluster["server"], user.get("token"), ca_pem
 
 
 class KubeClient:
-    def __init__(self, server: str, token: str | None = None):
+    def __init__(self, server: str, token: str | None = None, ca_pem: bytes | None = None):
         self.server = server.rstrip("/")
         self.token = token
+        self._ssl: ssl.SSLContext | bool = True
+        if ca_pem:
+            self._ssl = ssl.create_default_context(cadata=ca_pem.decode())
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
@@ -65,7 +77,10 @@ class KubeClient:
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+                connector=aiohttp.TCPConnector(ssl=self._ssl),
+            )
         return self._session
 
     async def close(self) -> None:
