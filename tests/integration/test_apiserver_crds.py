@@ -21,74 +21,74 @@ def served_plurals(cluster, group_version: str) -> list[str]:
     return [r["name"] for r in response.json()["resources"]] if response.ok else []
 
 
-def test_discovery_lists_built_ins(local_cluster):
-    core = local_cluster.http("GET", "/api/v1").json()
+def test_discovery_lists_built_ins(control_plane):
+    core = control_plane.http("GET", "/api/v1").json()
     assert core["groupVersion"] == "v1" and core["kind"] == "APIResourceList"
     names = {r["name"] for r in core["resources"]}
     assert names >= {"namespaces", "pods", "pods/status", "pods/log", "services", "configmaps", "secrets", "events",
                      "serviceaccounts", "persistentvolumeclaims", "endpoints", "namespaces/finalize"}
     pods = next(r for r in core["resources"] if r["name"] == "pods")
     assert pods["namespaced"] and pods["kind"] == "Pod" and "watch" in pods["verbs"] and pods["shortNames"] == ["po"]
-    assert local_cluster.http("GET", "/api").json()["versions"] == ["v1"]
-    groups = {g["name"]: g for g in local_cluster.http("GET", "/apis").json()["groups"]}
+    assert control_plane.http("GET", "/api").json()["versions"] == ["v1"]
+    groups = {g["name"]: g for g in control_plane.http("GET", "/apis").json()["groups"]}
     assert set(groups) >= {"apiextensions.k8s.io", "coordination.k8s.io", "events.k8s.io", "kopf.dev"}
     assert groups["kopf.dev"]["preferredVersion"] == {"groupVersion": "kopf.dev/v1", "version": "v1"}
-    assert {r["name"] for r in local_cluster.http("GET", "/apis/kopf.dev/v1").json()["resources"]} == {"kopfpeerings", "clusterkopfpeerings"}
-    assert local_cluster.http("GET", "/apis/coordination.k8s.io").json()["kind"] == "APIGroup"
+    assert {r["name"] for r in control_plane.http("GET", "/apis/kopf.dev/v1").json()["resources"]} == {"kopfpeerings", "clusterkopfpeerings"}
+    assert control_plane.http("GET", "/apis/coordination.k8s.io").json()["kind"] == "APIGroup"
 
 
-def test_discovery_follows_crds_and_crds_become_established(local_cluster):
-    assert "widgets" not in served_plurals(local_cluster, f"{WIDGET_GROUP}/{WIDGET_VERSION}")
-    created = local_cluster.http("POST", CRDS, json=widget_crd())
+def test_discovery_follows_crds_and_crds_become_established(control_plane):
+    assert "widgets" not in served_plurals(control_plane, f"{WIDGET_GROUP}/{WIDGET_VERSION}")
+    created = control_plane.http("POST", CRDS, json=widget_crd())
     assert created.status_code == 201
-    crd = wait_for(lambda: (c := local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").json()).get("status", {}).get("conditions") and c,
+    crd = wait_for(lambda: (c := control_plane.http("GET", f"{CRDS}/widgets.test.pinery.dev").json()).get("status", {}).get("conditions") and c,
                    what="CRD status")
     conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
     assert conditions == {"NamesAccepted": "True", "Established": "True"}
     assert crd["status"]["acceptedNames"]["kind"] == "Widget"
     assert crd["status"]["storedVersions"] == ["v1"]
-    wait_for(lambda: "widgets" in served_plurals(local_cluster, "test.pinery.dev/v1"), what="widgets in discovery")
-    resources = local_cluster.http("GET", "/apis/test.pinery.dev/v1").json()["resources"]
+    wait_for(lambda: "widgets" in served_plurals(control_plane, "test.pinery.dev/v1"), what="widgets in discovery")
+    resources = control_plane.http("GET", "/apis/test.pinery.dev/v1").json()["resources"]
     assert {r["name"] for r in resources} == {"widgets", "widgets/status"}
-    assert any(g["name"] == WIDGET_GROUP for g in local_cluster.http("GET", "/apis").json()["groups"])
+    assert any(g["name"] == WIDGET_GROUP for g in control_plane.http("GET", "/apis").json()["groups"])
 
-    local_cluster.http("POST", widgets_path(), json=widget("w", size=1))
-    local_cluster.http("DELETE", f"{CRDS}/widgets.test.pinery.dev")
-    wait_for(lambda: local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").status_code == 404, what="CRD gone")
-    assert "widgets" not in served_plurals(local_cluster, f"{WIDGET_GROUP}/{WIDGET_VERSION}")
-    assert not any(g["name"] == WIDGET_GROUP for g in local_cluster.http("GET", "/apis").json()["groups"])
-    assert local_cluster.http("GET", widgets_path()).status_code == 404
+    control_plane.http("POST", widgets_path(), json=widget("w", size=1))
+    control_plane.http("DELETE", f"{CRDS}/widgets.test.pinery.dev")
+    wait_for(lambda: control_plane.http("GET", f"{CRDS}/widgets.test.pinery.dev").status_code == 404, what="CRD gone")
+    assert "widgets" not in served_plurals(control_plane, f"{WIDGET_GROUP}/{WIDGET_VERSION}")
+    assert not any(g["name"] == WIDGET_GROUP for g in control_plane.http("GET", "/apis").json()["groups"])
+    assert control_plane.http("GET", widgets_path()).status_code == 404
 
 
-def test_crd_deletion_waits_for_custom_resource_finalizers(local_cluster):
-    install_widgets(local_cluster)
+def test_crd_deletion_waits_for_custom_resource_finalizers(control_plane):
+    install_widgets(control_plane)
     body = widget("kept", size=1)
     body["metadata"]["finalizers"] = ["example.com/hold"]
-    local_cluster.http("POST", widgets_path(), json=body)
-    local_cluster.http("DELETE", f"{CRDS}/widgets.test.pinery.dev")
-    crd = wait_for(lambda: (c := local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").json())
+    control_plane.http("POST", widgets_path(), json=body)
+    control_plane.http("DELETE", f"{CRDS}/widgets.test.pinery.dev")
+    crd = wait_for(lambda: (c := control_plane.http("GET", f"{CRDS}/widgets.test.pinery.dev").json())
                    and any(x["type"] == "Terminating" for x in c["status"]["conditions"]) and c, what="CRD terminating")
     assert crd["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
-    assert wait_for(lambda: local_cluster.http("GET", widgets_path(name="kept")).json()["metadata"].get("deletionTimestamp"))
-    assert local_cluster.http("POST", widgets_path(), json=widget("new", size=1)).status_code == 405
-    local_cluster.http("PATCH", widgets_path(name="kept"), json={"metadata": {"finalizers": None}}, headers=MERGE)
-    wait_for(lambda: local_cluster.http("GET", f"{CRDS}/widgets.test.pinery.dev").status_code == 404, what="CRD gone")
+    assert wait_for(lambda: control_plane.http("GET", widgets_path(name="kept")).json()["metadata"].get("deletionTimestamp"))
+    assert control_plane.http("POST", widgets_path(), json=widget("new", size=1)).status_code == 405
+    control_plane.http("PATCH", widgets_path(name="kept"), json={"metadata": {"finalizers": None}}, headers=MERGE)
+    wait_for(lambda: control_plane.http("GET", f"{CRDS}/widgets.test.pinery.dev").status_code == 404, what="CRD gone")
 
 
-def test_invalid_crds_are_422(local_cluster):
+def test_invalid_crds_are_422(control_plane):
     crd = widget_crd()
     crd["metadata"]["name"] = "wrong.name"
-    assert local_cluster.http("POST", CRDS, json=crd).status_code == 422
+    assert control_plane.http("POST", CRDS, json=crd).status_code == 422
     crd = widget_crd()
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["untyped"] = {"description": "no type"}
-    response = local_cluster.http("POST", CRDS, json=crd)
+    response = control_plane.http("POST", CRDS, json=crd)
     assert response.status_code == 422
     assert any("untyped" in c["field"] for c in response.json()["details"]["causes"])
 
 
-def test_schema_validation_answers_422_with_field_causes(local_cluster):
-    install_widgets(local_cluster)
-    response = local_cluster.http("POST", widgets_path(), json=widget("bad", size=50, color="green"))
+def test_schema_validation_answers_422_with_field_causes(control_plane):
+    install_widgets(control_plane)
+    response = control_plane.http("POST", widgets_path(), json=widget("bad", size=50, color="green"))
     assert response.status_code == 422
     body = response.json()
     assert body["reason"] == "Invalid"
@@ -98,15 +98,15 @@ def test_schema_validation_answers_422_with_field_causes(local_cluster):
     assert causes["spec.size"]["message"] == "Invalid value: 50: spec.size in body should be less than or equal to 10"
     assert causes["spec.color"]["reason"] == "FieldValueNotSupported"
     assert body["message"].startswith('Widget.test.pinery.dev "bad" is invalid: [')
-    missing = local_cluster.http("POST", widgets_path(), json=widget("empty"))
+    missing = control_plane.http("POST", widgets_path(), json=widget("empty"))
     assert missing.json()["details"]["causes"] == [{"reason": "FieldValueRequired", "message": "Required value", "field": "spec.size"}]
 
 
-def test_pruning_and_defaulting(local_cluster):
-    install_widgets(local_cluster)
+def test_pruning_and_defaulting(control_plane):
+    install_widgets(control_plane)
     body = widget("pruned", size=1, unknown="dropped", free={"anything": {"goes": True}})
     body["extra"] = "dropped too"
-    created = local_cluster.http("POST", widgets_path(), json=body)
+    created = control_plane.http("POST", widgets_path(), json=body)
     assert created.status_code == 201
     obj = created.json()
     assert obj["spec"] == {"size": 1, "color": "red", "free": {"anything": {"goes": True}}}
@@ -115,38 +115,38 @@ def test_pruning_and_defaulting(local_cluster):
     assert 'unknown field \\"spec.unknown\\"' in warnings and 'unknown field \\"extra\\"' in warnings
 
 
-def test_field_validation_strict_warn_ignore(local_cluster):
-    install_widgets(local_cluster)
+def test_field_validation_strict_warn_ignore(control_plane):
+    install_widgets(control_plane)
     body = widget("fv", size=1, typo=1)
-    strict = local_cluster.http("POST", widgets_path() + "?fieldValidation=Strict", json=body)
+    strict = control_plane.http("POST", widgets_path() + "?fieldValidation=Strict", json=body)
     assert strict.status_code == 400
     assert strict.json()["message"] == 'strict decoding error: unknown field "spec.typo"'
-    ignore = local_cluster.http("POST", widgets_path() + "?fieldValidation=Ignore", json=body)
+    ignore = control_plane.http("POST", widgets_path() + "?fieldValidation=Ignore", json=body)
     assert ignore.status_code == 201 and "Warning" not in ignore.headers
-    warn = local_cluster.http("PATCH", widgets_path(name="fv") + "?fieldValidation=Warn", json={"spec": {"typo": 2}}, headers=MERGE)
+    warn = control_plane.http("PATCH", widgets_path(name="fv") + "?fieldValidation=Warn", json={"spec": {"typo": 2}}, headers=MERGE)
     assert warn.status_code == 200 and "spec.typo" in warn.headers["Warning"]
     duplicate = '{"apiVersion": "test.pinery.dev/v1", "kind": "Widget", "metadata": {"name": "dup"}, "spec": {"size": 1, "size": 2}}'
-    refused = local_cluster.http("POST", widgets_path() + "?fieldValidation=Strict", data=duplicate, headers={"Content-Type": "application/json"})
+    refused = control_plane.http("POST", widgets_path() + "?fieldValidation=Strict", data=duplicate, headers={"Content-Type": "application/json"})
     assert refused.status_code == 400 and 'duplicate field \\"size\\"' in refused.text
-    assert local_cluster.http("POST", widgets_path() + "?fieldValidation=Sometimes", json=widget("x", size=1)).status_code == 400
+    assert control_plane.http("POST", widgets_path() + "?fieldValidation=Sometimes", json=widget("x", size=1)).status_code == 400
 
 
-def test_cel_rules_and_transition_rules(local_cluster):
-    install_widgets(local_cluster)
-    both = local_cluster.http("POST", widgets_path(), json=widget("ab", size=1, a="x", b="y"))
+def test_cel_rules_and_transition_rules(control_plane):
+    install_widgets(control_plane)
+    both = control_plane.http("POST", widgets_path(), json=widget("ab", size=1, a="x", b="y"))
     assert both.status_code == 422
     assert both.json()["details"]["causes"][0]["message"].endswith("at most one of a and b may be set")
-    created = local_cluster.http("POST", widgets_path(), json=widget("z", size=1, zone="eu"))
+    created = control_plane.http("POST", widgets_path(), json=widget("z", size=1, zone="eu"))
     assert created.status_code == 201  # transition rules do not run on create
-    moved = local_cluster.http("PATCH", widgets_path(name="z"), json={"spec": {"zone": "us"}}, headers=MERGE)
+    moved = control_plane.http("PATCH", widgets_path(name="z"), json={"spec": {"zone": "us"}}, headers=MERGE)
     assert moved.status_code == 422
     assert moved.json()["details"]["causes"] == [{"reason": "FieldValueInvalid", "message": 'Invalid value: "string": zone is immutable', "field": "spec.zone"}]
-    assert local_cluster.http("PATCH", widgets_path(name="z"), json={"spec": {"size": 2}}, headers=MERGE).status_code == 200
+    assert control_plane.http("PATCH", widgets_path(name="z"), json={"spec": {"size": 2}}, headers=MERGE).status_code == 200
 
 
-def test_pinery_crds_enforce_their_rules(local_cluster):
-    local_cluster.install_crds()
-    co = local_cluster.custom_objects()
+def test_pinery_crds_enforce_their_rules(control_plane):
+    control_plane.install_crds()
+    co = control_plane.custom_objects()
     index = yaml.safe_load((REPO_ROOT / "examples" / "vectorindex-serverless.yaml").read_text())
     created = co.create_namespaced_custom_object("pinery.dev", "v1alpha1", "default", "vectorindexes", index)
     assert created["spec"]["dimension"] == 384

@@ -27,12 +27,12 @@ def owned_by(owner, block: bool = False, controller: bool = False) -> list[dict]
     return [{"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "blockOwnerDeletion": block, "controller": controller}]
 
 
-def test_finalizers_hold_deletion(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_finalizers_hold_deletion(control_plane):
+    v1 = control_plane.core_v1()
     body = configmap("held")
     body["metadata"]["finalizers"] = ["example.com/a", "example.com/b"]
     created = v1.create_namespaced_config_map("default", body)
-    response = local_cluster.http("DELETE", "/api/v1/namespaces/default/configmaps/held")
+    response = control_plane.http("DELETE", "/api/v1/namespaces/default/configmaps/held")
     assert response.status_code == 200
     marked = response.json()
     assert marked["metadata"]["deletionTimestamp"] and marked["metadata"]["deletionGracePeriodSeconds"] == 0
@@ -44,15 +44,15 @@ def test_finalizers_hold_deletion(local_cluster):
     assert "no new finalizers can be added if the object is being deleted" in status_of(info.value)["message"]
     # other changes are still allowed, deleting again changes nothing
     v1.patch_namespaced_config_map("held", "default", {"data": {"x": "1"}})
-    assert local_cluster.http("DELETE", "/api/v1/namespaces/default/configmaps/held").json()["metadata"]["deletionTimestamp"] == marked["metadata"]["deletionTimestamp"]
+    assert control_plane.http("DELETE", "/api/v1/namespaces/default/configmaps/held").json()["metadata"]["deletionTimestamp"] == marked["metadata"]["deletionTimestamp"]
     v1.patch_namespaced_config_map("held", "default", [{"op": "remove", "path": "/metadata/finalizers/0"}])
     assert exists(v1.read_namespaced_config_map, "held", "default")
     v1.patch_namespaced_config_map("held", "default", {"metadata": {"finalizers": None}})
     assert not exists(v1.read_namespaced_config_map, "held", "default")
 
 
-def test_background_garbage_collection(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_background_garbage_collection(control_plane):
+    v1 = control_plane.core_v1()
     owner = v1.create_namespaced_config_map("default", configmap("owner"))
     other = v1.create_namespaced_config_map("default", configmap("other-owner"))
     for name, owners in (("child-1", owned_by(owner)), ("child-2", owned_by(owner)), ("shared", owned_by(owner) + owned_by(other))):
@@ -72,8 +72,8 @@ def test_background_garbage_collection(local_cluster):
     assert shared.metadata.owner_references[0].name == "other-owner"
 
 
-def test_foreground_deletion_waits_for_blocking_dependents(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_foreground_deletion_waits_for_blocking_dependents(control_plane):
+    v1 = control_plane.core_v1()
     owner = v1.create_namespaced_config_map("default", configmap("fg-owner"))
     blocker = configmap("fg-blocker")
     blocker["metadata"]["ownerReferences"] = owned_by(owner, block=True)
@@ -89,8 +89,8 @@ def test_foreground_deletion_waits_for_blocking_dependents(local_cluster):
     wait_for(lambda: not exists(v1.read_namespaced_config_map, "fg-owner", "default"), what="owner removed after its dependent")
 
 
-def test_orphan_deletion_keeps_dependents(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_orphan_deletion_keeps_dependents(control_plane):
+    v1 = control_plane.core_v1()
     owner = v1.create_namespaced_config_map("default", configmap("or-owner"))
     child = configmap("or-child")
     child["metadata"]["ownerReferences"] = owned_by(owner)
@@ -100,27 +100,27 @@ def test_orphan_deletion_keeps_dependents(local_cluster):
     assert not v1.read_namespaced_config_map("or-child", "default").metadata.owner_references
 
 
-def test_dependent_of_a_missing_owner_is_collected(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_dependent_of_a_missing_owner_is_collected(control_plane):
+    v1 = control_plane.core_v1()
     orphan = configmap("dangling")
     orphan["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"}]
     v1.create_namespaced_config_map("default", orphan)
     wait_for(lambda: not exists(v1.read_namespaced_config_map, "dangling", "default"), what="dangling dependent collected")
 
 
-def test_custom_resource_owns_built_ins(local_cluster):
-    install_widgets(local_cluster)
-    owner = local_cluster.http("POST", widgets_path(), json=widget("parent", size=1)).json()
+def test_custom_resource_owns_built_ins(control_plane):
+    install_widgets(control_plane)
+    owner = control_plane.http("POST", widgets_path(), json=widget("parent", size=1)).json()
     child = configmap("widget-child")
     child["metadata"]["ownerReferences"] = owned_by(owner, block=True, controller=True)
-    v1 = local_cluster.core_v1()
+    v1 = control_plane.core_v1()
     v1.create_namespaced_config_map("default", child)
-    local_cluster.http("DELETE", widgets_path(name="parent"))
+    control_plane.http("DELETE", widgets_path(name="parent"))
     wait_for(lambda: not exists(v1.read_namespaced_config_map, "widget-child", "default"), what="child of a custom resource collected")
 
 
-def test_namespace_deletion_cascades(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_namespace_deletion_cascades(control_plane):
+    v1 = control_plane.core_v1()
     ns = v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="doomed")))
     assert ns.status.phase == "Active" and ns.spec.finalizers == ["kubernetes"]
     assert ns.metadata.labels == {"kubernetes.io/metadata.name": "doomed"}
@@ -145,8 +145,8 @@ def test_namespace_deletion_cascades(local_cluster):
     wait_for(lambda: not exists(v1.read_namespace, "doomed"), what="namespace removed")
 
 
-def test_system_namespaces_exist_and_cannot_be_deleted(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_system_namespaces_exist_and_cannot_be_deleted(control_plane):
+    v1 = control_plane.core_v1()
     names = {n.metadata.name for n in v1.list_namespace().items}
     assert names >= {"default", "kube-system", "kube-public"}
     accounts = {(sa.metadata.namespace, sa.metadata.name) for sa in v1.list_service_account_for_all_namespaces().items}
@@ -156,8 +156,8 @@ def test_system_namespaces_exist_and_cannot_be_deleted(local_cluster):
     assert info.value.status == 403
 
 
-def test_pod_deletion_waits_for_the_kubelet_once_bound(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_pod_deletion_waits_for_the_kubelet_once_bound(control_plane):
+    v1 = control_plane.core_v1()
     v1.create_namespaced_pod("default", pod("unbound"))
     v1.delete_namespaced_pod("unbound", "default")
     assert not exists(v1.read_namespaced_pod, "unbound", "default")
@@ -166,8 +166,8 @@ def test_pod_deletion_waits_for_the_kubelet_once_bound(local_cluster):
     body["spec"]["terminationGracePeriodSeconds"] = 5
     v1.create_namespaced_pod("default", body)
     binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bound"}, "target": {"kind": "Node", "name": "local"}}
-    assert local_cluster.http("POST", "/api/v1/namespaces/default/pods/bound/binding", json=binding).status_code == 201
-    assert local_cluster.http("POST", "/api/v1/namespaces/default/pods/bound/binding", json=binding).status_code == 409
+    assert control_plane.http("POST", "/api/v1/namespaces/default/pods/bound/binding", json=binding).status_code == 201
+    assert control_plane.http("POST", "/api/v1/namespaces/default/pods/bound/binding", json=binding).status_code == 409
     bound = v1.read_namespaced_pod("bound", "default")
     assert bound.spec.node_name == "local"
     assert [(c.type, c.status) for c in bound.status.conditions] == [("PodScheduled", "True")]
@@ -179,8 +179,8 @@ def test_pod_deletion_waits_for_the_kubelet_once_bound(local_cluster):
     assert not exists(v1.read_namespaced_pod, "bound", "default")
 
 
-def test_pod_defaults_and_validation(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_pod_defaults_and_validation(control_plane):
+    v1 = control_plane.core_v1()
     created = v1.create_namespaced_pod("default", pod("defaults"))
     spec = created.spec
     assert (spec.restart_policy, spec.dns_policy, spec.termination_grace_period_seconds) == ("Always", "ClusterFirst", 30)
@@ -188,13 +188,13 @@ def test_pod_defaults_and_validation(local_cluster):
     assert spec.containers[0].termination_message_path == "/dev/termination-log"
     assert created.status.qos_class == "BestEffort"
     bad = pod("bad", containers=[{"name": "main"}])
-    response = local_cluster.http("POST", "/api/v1/namespaces/default/pods", json=bad)
+    response = control_plane.http("POST", "/api/v1/namespaces/default/pods", json=bad)
     assert response.status_code == 422
     assert response.json()["details"]["causes"] == [{"reason": "FieldValueRequired", "message": "Required value", "field": "spec.containers[0].image"}]
 
 
-def test_services_get_cluster_ips(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_services_get_cluster_ips(control_plane):
+    v1 = control_plane.core_v1()
     one = v1.create_namespaced_service("default", {"metadata": {"name": "one"}, "spec": {"ports": [{"port": 80}]}})
     two = v1.create_namespaced_service("default", {"metadata": {"name": "two"}, "spec": {"ports": [{"port": 80}]}})
     headless = v1.create_namespaced_service("default", {"metadata": {"name": "hl"}, "spec": {"clusterIP": "None", "selector": {"a": "b"}}})

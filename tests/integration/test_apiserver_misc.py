@@ -11,25 +11,25 @@ from kubernetes.client.rest import ApiException
 from tests.integration.helpers import configmap, pod, wait_for
 
 
-def test_version_and_health(local_cluster):
-    version = requests.get(local_cluster.url + "/version", verify=str(local_cluster.server.ca_cert), timeout=5).json()
+def test_version_and_health(control_plane):
+    version = requests.get(control_plane.url + "/version", verify=str(control_plane.server.ca_cert), timeout=5).json()
     assert (version["major"], version["minor"]) == ("1", "32") and version["gitVersion"].startswith("v1.32")
     for path in ("/healthz", "/readyz", "/livez", "/readyz/ping"):
-        response = requests.get(local_cluster.url + path, verify=str(local_cluster.server.ca_cert), timeout=5)
+        response = requests.get(control_plane.url + path, verify=str(control_plane.server.ca_cert), timeout=5)
         assert (response.status_code, response.text) == (200, "ok"), path
 
 
-def test_bearer_token(local_cluster):
-    ca = str(local_cluster.server.ca_cert)
-    wrong = requests.get(local_cluster.url + "/api/v1/namespaces", headers={"Authorization": "Bearer wrong"}, verify=ca, timeout=5)
+def test_bearer_token(control_plane):
+    ca = str(control_plane.server.ca_cert)
+    wrong = requests.get(control_plane.url + "/api/v1/namespaces", headers={"Authorization": "Bearer wrong"}, verify=ca, timeout=5)
     assert wrong.status_code == 401
     assert wrong.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                             "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
-    assert requests.get(local_cluster.url + "/version", headers={"Authorization": "Bearer wrong"}, verify=ca, timeout=5).status_code == 401
-    assert requests.get(local_cluster.url + "/api/v1/namespaces", verify=ca, timeout=5).status_code == 401
-    assert local_cluster.http("GET", "/api/v1/namespaces").status_code == 200
+    assert requests.get(control_plane.url + "/version", headers={"Authorization": "Bearer wrong"}, verify=ca, timeout=5).status_code == 401
+    assert requests.get(control_plane.url + "/api/v1/namespaces", verify=ca, timeout=5).status_code == 401
+    assert control_plane.http("GET", "/api/v1/namespaces").status_code == 200
     config = client.Configuration()
-    config.host = local_cluster.url
+    config.host = control_plane.url
     config.ssl_ca_cert = ca
     config.api_key = {"authorization": "Bearer wrong"}
     with pytest.raises(ApiException) as info:
@@ -37,21 +37,21 @@ def test_bearer_token(local_cluster):
     assert info.value.status == 401
 
 
-def test_kubeconfig_names_cluster_user_and_context(local_cluster):
+def test_kubeconfig_names_cluster_user_and_context(control_plane):
     import yaml
 
-    config = yaml.safe_load(local_cluster.kubeconfig.read_text())
+    config = yaml.safe_load(control_plane.kubeconfig.read_text())
     context = config["contexts"][0]["context"]
     assert config["current-context"] == config["contexts"][0]["name"]
     assert context["namespace"] == "default"
-    assert config["users"][0]["user"] == {"token": local_cluster.token}
+    assert config["users"][0]["user"] == {"token": control_plane.token}
     cluster = config["clusters"][0]["cluster"]
-    assert cluster["server"] == local_cluster.url and cluster["server"].startswith("https://127.0.0.1:")
+    assert cluster["server"] == control_plane.url and cluster["server"].startswith("https://127.0.0.1:")
     assert cluster["certificate-authority-data"]
 
 
-def test_core_events_and_events_k8s_io_are_the_same_objects(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_core_events_and_events_k8s_io_are_the_same_objects(control_plane):
+    v1 = control_plane.core_v1()
     target = v1.create_namespaced_config_map("default", configmap("subject"))
     involved = {"apiVersion": "v1", "kind": "ConfigMap", "name": "subject", "namespace": "default", "uid": target.metadata.uid}
     core = v1.create_namespaced_event("default", {
@@ -61,7 +61,7 @@ def test_core_events_and_events_k8s_io_are_the_same_objects(local_cluster):
         # the Python client cannot read events.k8s.io Events without eventTime (from any server)
         "eventTime": "2025-01-01T00:01:00.000000Z",
     })
-    events_api = client.EventsV1Api(local_cluster.api_client())
+    events_api = client.EventsV1Api(control_plane.api_client())
     new = events_api.create_namespaced_event("default", {
         "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "subject.new"},
         "regarding": involved, "reason": "Noted", "note": "new event", "type": "Warning", "action": "Check",
@@ -76,10 +76,10 @@ def test_core_events_and_events_k8s_io_are_the_same_objects(local_cluster):
     assert seen_core["subject.new"].message == "new event"
     assert seen_core["subject.new"].reporting_component == "example.com/tester"
     assert seen_core["subject.new"].involved_object.kind == "ConfigMap"
-    listing = local_cluster.http("GET", "/apis/events.k8s.io/v1/namespaces/default/events").json()
+    listing = control_plane.http("GET", "/apis/events.k8s.io/v1/namespaces/default/events").json()
     assert listing["apiVersion"] == "events.k8s.io/v1" and listing["kind"] == "EventList"
     mismatched = {"metadata": {"name": "x"}, "involvedObject": {**involved, "namespace": "kube-system"}, "reason": "R", "message": "m"}
-    assert local_cluster.http("POST", "/api/v1/namespaces/default/events", json=mismatched).status_code == 422
+    assert control_plane.http("POST", "/api/v1/namespaces/default/events", json=mismatched).status_code == 422
 
 
 def write_log(cluster, pod_name: str, container: str, text: str, previous: bool = False):
@@ -90,20 +90,20 @@ def write_log(cluster, pod_name: str, container: str, text: str, previous: bool 
     return path
 
 
-def test_pod_logs(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_pod_logs(control_plane):
+    v1 = control_plane.core_v1()
     v1.create_namespaced_pod("default", pod("single"))
     with pytest.raises(ApiException) as info:
         v1.read_namespaced_pod_log("single", "default")
     assert info.value.status == 400 and "is waiting to start" in info.value.body
-    write_log(local_cluster, "single", "main", "one\ntwo\nthree\n")
+    write_log(control_plane, "single", "main", "one\ntwo\nthree\n")
     assert v1.read_namespaced_pod_log("single", "default") == "one\ntwo\nthree\n"
     assert v1.read_namespaced_pod_log("single", "default", tail_lines=2) == "two\nthree\n"
     assert v1.read_namespaced_pod_log("single", "default", container="main", limit_bytes=3) == "one"
     with pytest.raises(ApiException) as info:
         v1.read_namespaced_pod_log("single", "default", previous=True)
     assert info.value.status == 400 and "previous terminated container" in info.value.body
-    write_log(local_cluster, "single", "main", "earlier run\n", previous=True)
+    write_log(control_plane, "single", "main", "earlier run\n", previous=True)
     assert v1.read_namespaced_pod_log("single", "default", previous=True) == "earlier run\n"
     with pytest.raises(ApiException) as info:
         v1.read_namespaced_pod_log("missing", "default")
@@ -118,15 +118,15 @@ def test_pod_logs(local_cluster):
     assert info.value.status == 400
 
 
-def test_pod_log_follow_ends_with_the_pod(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_pod_log_follow_ends_with_the_pod(control_plane):
+    v1 = control_plane.core_v1()
     v1.create_namespaced_pod("default", pod("follow"))
-    path = write_log(local_cluster, "follow", "main", "start\n")
+    path = write_log(control_plane, "follow", "main", "start\n")
     received: list[bytes] = []
     done = threading.Event()
 
     def read():
-        response = local_cluster.http("GET", "/api/v1/namespaces/default/pods/follow/log?follow=true", stream=True)
+        response = control_plane.http("GET", "/api/v1/namespaces/default/pods/follow/log?follow=true", stream=True)
         for chunk in response.iter_content(chunk_size=None):
             received.append(chunk)
         done.set()
@@ -144,10 +144,10 @@ def test_pod_log_follow_ends_with_the_pod(local_cluster):
     assert b"".join(received) == b"start\nmore\nlast\n"
 
     v1.create_namespaced_pod("default", pod("vanishing"))
-    write_log(local_cluster, "vanishing", "main", "x\n")
+    write_log(control_plane, "vanishing", "main", "x\n")
     started = time.monotonic()
     ended = threading.Event()
-    threading.Thread(target=lambda: (local_cluster.http("GET", "/api/v1/namespaces/default/pods/vanishing/log?follow=true"), ended.set()), daemon=True).start()
+    threading.Thread(target=lambda: (control_plane.http("GET", "/api/v1/namespaces/default/pods/vanishing/log?follow=true"), ended.set()), daemon=True).start()
     time.sleep(0.2)
     v1.delete_namespaced_pod("vanishing", "default")
     assert ended.wait(5) and time.monotonic() - started < 5

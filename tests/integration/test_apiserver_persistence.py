@@ -3,13 +3,13 @@
 import json
 from pathlib import Path
 
-from tests.integration.conftest import running_cluster
+from tests.integration.conftest_apiserver import running_control_plane
 from tests.integration.helpers import configmap, install_widgets, widget, widgets_path
 
 
 def test_restart_keeps_objects_and_continues_resource_versions(tmp_path: Path):
     state = tmp_path / "state"
-    with running_cluster(state) as cluster:
+    with running_control_plane(state) as cluster:
         v1 = cluster.core_v1()
         cm = v1.create_namespaced_config_map("default", configmap("kept", a="1"))
         install_widgets(cluster)
@@ -26,7 +26,7 @@ def test_restart_keeps_objects_and_continues_resource_versions(tmp_path: Path):
     assert json.loads(snapshot.read_text())["resourceVersion"] == str(last)
     assert not list(snapshot.parent.glob("*.tmp"))
 
-    with running_cluster(state) as cluster:
+    with running_control_plane(state) as cluster:
         assert cluster.server.ca_cert.read_bytes() == ca  # kubeconfigs written before still trust it
         v1 = cluster.core_v1()
         again = v1.read_namespaced_config_map("kept", "default")

@@ -13,9 +13,9 @@ def rv(obj) -> int:
     return int(meta["resourceVersion"] if isinstance(meta, dict) else meta.resource_version)
 
 
-def test_resource_versions_increase_across_kinds(local_cluster):
+def test_resource_versions_increase_across_kinds(control_plane):
     versions = []
-    v1 = local_cluster.core_v1()
+    v1 = control_plane.core_v1()
     for i in range(3):
         versions.append(rv(v1.create_namespaced_config_map("default", configmap(f"c{i}"))))
         versions.append(rv(v1.create_namespaced_secret("default", {"metadata": {"name": f"s{i}"}})))
@@ -23,8 +23,8 @@ def test_resource_versions_increase_across_kinds(local_cluster):
     assert versions == sorted(versions) and len(set(versions)) == len(versions)
 
 
-def test_stale_update_is_409_conflict(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_stale_update_is_409_conflict(control_plane):
+    v1 = control_plane.core_v1()
     cm = v1.create_namespaced_config_map("default", configmap("race", a="1"))
     v1.patch_namespaced_config_map("race", "default", {"data": {"a": "2"}})
     cm.data = {"a": "3"}
@@ -39,25 +39,25 @@ def test_stale_update_is_409_conflict(local_cluster):
     )
     # a merge patch carrying a resourceVersion is a precondition too
     stale_patch = {"metadata": {"resourceVersion": cm.metadata.resource_version}, "data": {"a": "4"}}
-    assert local_cluster.http("PATCH", "/api/v1/namespaces/default/configmaps/race", json=stale_patch,
+    assert control_plane.http("PATCH", "/api/v1/namespaces/default/configmaps/race", json=stale_patch,
                               headers={"Content-Type": "application/merge-patch+json"}).status_code == 409
 
 
-def test_unchanged_update_keeps_version_and_sends_no_event(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_unchanged_update_keeps_version_and_sends_no_event(control_plane):
+    v1 = control_plane.core_v1()
     cm = v1.create_namespaced_config_map("default", configmap("same", a="1"))
     again = v1.replace_namespaced_config_map("same", "default", cm)
     patched = v1.patch_namespaced_config_map("same", "default", {"data": {"a": "1"}})
     assert rv(again) == rv(patched) == rv(cm)
-    watch = local_cluster.http(
+    watch = control_plane.http(
         "GET", f"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv(cm)}&timeoutSeconds=1"
     )
     assert watch.text == ""
 
 
-def test_generation_follows_spec_not_metadata_or_status(local_cluster):
-    install_widgets(local_cluster)
-    co = local_cluster.custom_objects()
+def test_generation_follows_spec_not_metadata_or_status(control_plane):
+    install_widgets(control_plane)
+    co = control_plane.custom_objects()
     args = (WIDGET_GROUP, WIDGET_VERSION, "default", WIDGET_PLURAL)
     w = co.create_namespaced_custom_object(*args, widget("gen", size=1))
     assert w["metadata"]["generation"] == 1
@@ -69,46 +69,46 @@ def test_generation_follows_spec_not_metadata_or_status(local_cluster):
     assert w["metadata"]["generation"] == 2
 
 
-def test_generation_of_built_ins_without_spec(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_generation_of_built_ins_without_spec(control_plane):
+    v1 = control_plane.core_v1()
     v1.create_namespaced_config_map("default", configmap("g", a="1"))
     assert v1.patch_namespaced_config_map("g", "default", {"metadata": {"labels": {"x": "y"}}}).metadata.generation == 1
     assert v1.patch_namespaced_config_map("g", "default", {"data": {"a": "2"}}).metadata.generation == 2
 
 
-def test_status_subresource_of_a_custom_resource(local_cluster):
-    install_widgets(local_cluster)
-    created = local_cluster.http("POST", widgets_path(), json={**widget("st", size=1), "status": {"phase": "Forged"}}).json()
+def test_status_subresource_of_a_custom_resource(control_plane):
+    install_widgets(control_plane)
+    created = control_plane.http("POST", widgets_path(), json={**widget("st", size=1), "status": {"phase": "Forged"}}).json()
     assert "status" not in created  # a create cannot set status
 
-    main = local_cluster.http("PATCH", widgets_path(name="st"), json={"spec": {"size": 2}, "status": {"phase": "Ignored"}},
+    main = control_plane.http("PATCH", widgets_path(name="st"), json={"spec": {"size": 2}, "status": {"phase": "Ignored"}},
                               headers={"Content-Type": "application/merge-patch+json"}).json()
     assert main["spec"]["size"] == 2 and "status" not in main
 
-    status = local_cluster.http("PATCH", widgets_path(name="st", sub="status"), json={"spec": {"size": 9}, "status": {"phase": "Ready"}},
+    status = control_plane.http("PATCH", widgets_path(name="st", sub="status"), json={"spec": {"size": 9}, "status": {"phase": "Ready"}},
                                 headers={"Content-Type": "application/merge-patch+json"}).json()
     assert status["status"] == {"phase": "Ready"} and status["spec"]["size"] == 2
 
-    current = local_cluster.http("GET", widgets_path(name="st", sub="status")).json()
+    current = control_plane.http("GET", widgets_path(name="st", sub="status")).json()
     current["status"] = {"phase": "Done"}
     current["metadata"]["labels"] = {"ignored": "yes"}
-    put = local_cluster.http("PUT", widgets_path(name="st", sub="status"), json=current).json()
+    put = control_plane.http("PUT", widgets_path(name="st", sub="status"), json=current).json()
     assert put["status"] == {"phase": "Done"} and "labels" not in put["metadata"]
 
     current["status"] = {"phase": "Stale"}
-    assert local_cluster.http("PUT", widgets_path(name="st", sub="status"), json=current).status_code == 409
+    assert control_plane.http("PUT", widgets_path(name="st", sub="status"), json=current).status_code == 409
 
 
-def test_custom_resource_put_needs_a_resource_version(local_cluster):
-    install_widgets(local_cluster)
-    local_cluster.http("POST", widgets_path(), json=widget("rvless", size=1))
-    response = local_cluster.http("PUT", widgets_path(name="rvless"), json=widget("rvless", size=2))
+def test_custom_resource_put_needs_a_resource_version(control_plane):
+    install_widgets(control_plane)
+    control_plane.http("POST", widgets_path(), json=widget("rvless", size=1))
+    response = control_plane.http("PUT", widgets_path(name="rvless"), json=widget("rvless", size=2))
     assert response.status_code == 422
     assert response.json()["details"]["causes"][0]["field"] == "metadata.resourceVersion"
 
 
-def test_pod_status_is_its_own(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_pod_status_is_its_own(control_plane):
+    v1 = control_plane.core_v1()
     created = v1.create_namespaced_pod("default", pod("p"))
     assert created.status.phase == "Pending"
     v1.patch_namespaced_pod("p", "default", {"status": {"phase": "Running"}})

@@ -11,7 +11,7 @@ import pytest
 from kubernetes import watch
 from kubernetes.client.rest import ApiException
 
-from tests.integration.conftest import running_cluster
+from tests.integration.conftest_apiserver import running_control_plane
 from tests.integration.helpers import configmap, wait_for
 
 
@@ -55,14 +55,14 @@ def current_rv(cluster, path="/api/v1/namespaces/default/configmaps") -> int:
     return int(cluster.http("GET", path).json()["metadata"]["resourceVersion"])
 
 
-def test_watch_resumes_from_a_resource_version(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_watch_resumes_from_a_resource_version(control_plane):
+    v1 = control_plane.core_v1()
     v1.create_namespaced_config_map("default", configmap("before"))
-    since = current_rv(local_cluster)
+    since = current_rv(control_plane)
     v1.create_namespaced_config_map("default", configmap("after"))
     v1.patch_namespaced_config_map("after", "default", {"data": {"x": "1"}})
     v1.delete_namespaced_config_map("before", "default")
-    stream = Stream(local_cluster, f"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={since}&timeoutSeconds=1")
+    stream = Stream(control_plane, f"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={since}&timeoutSeconds=1")
     stream.done.wait(5)
     assert stream.types() == [("ADDED", "after"), ("MODIFIED", "after"), ("DELETED", "before")]
     versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in stream.events]
@@ -70,10 +70,10 @@ def test_watch_resumes_from_a_resource_version(local_cluster):
     assert all(e["object"]["kind"] == "ConfigMap" and e["object"]["apiVersion"] == "v1" for e in stream.events)
 
 
-def test_watch_without_version_starts_with_the_current_state_then_follows(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_watch_without_version_starts_with_the_current_state_then_follows(control_plane):
+    v1 = control_plane.core_v1()
     v1.create_namespaced_config_map("default", configmap("old"))
-    stream = Stream(local_cluster, "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5")
+    stream = Stream(control_plane, "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5")
     stream.wait(1)
     v1.create_namespaced_config_map("default", configmap("new"))
     v1.create_namespaced_config_map("kube-system", configmap("other-namespace"))
@@ -83,9 +83,9 @@ def test_watch_without_version_starts_with_the_current_state_then_follows(local_
     assert stream.types()[:3] == [("ADDED", "old"), ("ADDED", "new"), ("DELETED", "new")]
 
 
-def test_watch_through_the_client_library(local_cluster):
-    v1 = local_cluster.core_v1()
-    since = current_rv(local_cluster)
+def test_watch_through_the_client_library(control_plane):
+    v1 = control_plane.core_v1()
+    since = current_rv(control_plane)
     for i in range(3):
         v1.create_namespaced_config_map("default", configmap(f"w{i}"))
     seen = [(e["type"], e["object"].metadata.name)
@@ -93,16 +93,16 @@ def test_watch_through_the_client_library(local_cluster):
     assert seen == [("ADDED", "w0"), ("ADDED", "w1"), ("ADDED", "w2")]
 
 
-def test_timeout_seconds_ends_the_stream(local_cluster):
+def test_timeout_seconds_ends_the_stream(control_plane):
     started = time.monotonic()
-    response = local_cluster.http("GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0&timeoutSeconds=1")
+    response = control_plane.http("GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0&timeoutSeconds=1")
     elapsed = time.monotonic() - started
     assert response.status_code == 200
     assert 0.9 <= elapsed < 4
 
 
 def test_bookmarks(tmp_path: Path):
-    with running_cluster(tmp_path, bookmark_interval=0.2) as cluster:
+    with running_control_plane(tmp_path, bookmark_interval=0.2) as cluster:
         since = current_rv(cluster)
         stream = Stream(cluster, f"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={since}&allowWatchBookmarks=true&timeoutSeconds=1")
         time.sleep(0.1)
@@ -119,7 +119,7 @@ def test_bookmarks(tmp_path: Path):
 
 
 def test_expired_resource_version_is_410_gone(tmp_path: Path):
-    with running_cluster(tmp_path, history=5) as cluster:
+    with running_control_plane(tmp_path, history=5) as cluster:
         v1 = cluster.core_v1()
         since = current_rv(cluster)
         for i in range(10):
@@ -139,13 +139,13 @@ def test_expired_resource_version_is_410_gone(tmp_path: Path):
         assert [json.loads(line)["type"] for line in resumed.text.splitlines()] == ["ADDED", "ADDED"]
 
 
-def test_send_initial_events(local_cluster):
-    v1 = local_cluster.core_v1()
+def test_send_initial_events(control_plane):
+    v1 = control_plane.core_v1()
     for name in ("i1", "i2"):
         v1.create_namespaced_config_map("default", configmap(name))
     path = ("/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
             "&allowWatchBookmarks=true&timeoutSeconds=5")
-    stream = Stream(local_cluster, path)
+    stream = Stream(control_plane, path)
     stream.wait(3)
     v1.create_namespaced_config_map("default", configmap("live"))
     stream.wait(4)
@@ -157,20 +157,20 @@ def test_send_initial_events(local_cluster):
     assert stream.types()[3] == ("ADDED", "live")
     for bad in ("&sendInitialEvents=true&allowWatchBookmarks=true", "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
                 "&resourceVersionMatch=NotOlderThan"):
-        response = local_cluster.http("GET", "/api/v1/namespaces/default/configmaps?watch=true" + bad)
+        response = control_plane.http("GET", "/api/v1/namespaces/default/configmaps?watch=true" + bad)
         assert response.status_code == 422, bad
 
 
-def test_watch_selectors_turn_relabels_into_added_and_deleted(local_cluster):
-    v1 = local_cluster.core_v1()
-    since = current_rv(local_cluster)
+def test_watch_selectors_turn_relabels_into_added_and_deleted(control_plane):
+    v1 = control_plane.core_v1()
+    since = current_rv(control_plane)
     v1.create_namespaced_config_map("default", configmap("sel", labels={"team": "a"}))
     v1.patch_namespaced_config_map("sel", "default", {"metadata": {"labels": {"team": "b"}}})
     v1.patch_namespaced_config_map("sel", "default", {"data": {"x": "1"}})
     v1.patch_namespaced_config_map("sel", "default", {"metadata": {"labels": {"team": "a"}}})
     v1.create_namespaced_config_map("default", configmap("unrelated", labels={"team": "c"}))
-    by_label = Stream(local_cluster, f"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={since}&labelSelector=team%3Da&timeoutSeconds=1")
-    by_field = Stream(local_cluster, f"/api/v1/configmaps?watch=1&resourceVersion={since}&fieldSelector=metadata.name%3Dunrelated&timeoutSeconds=1")
+    by_label = Stream(control_plane, f"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={since}&labelSelector=team%3Da&timeoutSeconds=1")
+    by_field = Stream(control_plane, f"/api/v1/configmaps?watch=1&resourceVersion={since}&fieldSelector=metadata.name%3Dunrelated&timeoutSeconds=1")
     by_label.done.wait(5)
     by_field.done.wait(5)
     assert by_label.types() == [("ADDED", "sel"), ("DELETED", "sel"), ("ADDED", "sel")]

@@ -2,7 +2,8 @@
 
 Contract with the pod runner (the stand-in kubelet):
 - the output (stdout and stderr together) of container `c` of pod `p` in namespace `ns` is
-  appended to `<state_dir>/logs/<ns>/<p>/<c>.log`, created when the container starts;
+  appended to `<logs_dir>/<ns>/<p>/<c>.log`, created when the container starts; `logs_dir` is
+  `LocalApiServer(logs_dir=...)`, by default `<state_dir>/logs`;
 - when a container restarts, the runner renames its `<c>.log` to `<c>.previous.log` (replacing
   an older one) before starting it again, so `previous=true` serves the last attempt;
 - the runner reports the pod's phase in `status.phase`; a `follow=true` stream ends once the
@@ -30,9 +31,9 @@ POLL_SECONDS = 0.1
 _DONE = ("Succeeded", "Failed")
 
 
-def log_path(state_dir: Path, namespace: str, pod: str, container: str, previous: bool = False) -> Path:
+def log_path(logs_dir: Path, namespace: str, pod: str, container: str, previous: bool = False) -> Path:
     suffix = ".previous.log" if previous else ".log"
-    return Path(state_dir) / "logs" / namespace / pod / f"{container}{suffix}"
+    return Path(logs_dir) / namespace / pod / f"{container}{suffix}"
 
 
 def choose_container(pod: dict[str, Any], wanted: str | None) -> str:
@@ -71,7 +72,7 @@ def _int(query, name: str) -> int | None:
         raise errors.bad_request(f'{name}: Invalid value: "{value}": must be an integer') from None
 
 
-async def serve_log(request: web.Request, store: Store, rtype: ResourceType, namespace: str, name: str, state_dir: Path) -> web.StreamResponse:
+async def serve_log(request: web.Request, store: Store, rtype: ResourceType, namespace: str, name: str, logs_dir: Path) -> web.StreamResponse:
     pod = store.get(rtype.storage_key, namespace, name)
     if pod is None:
         raise errors.not_found(rtype, name)
@@ -80,7 +81,7 @@ async def serve_log(request: web.Request, store: Store, rtype: ResourceType, nam
     previous = query.get("previous", "").lower() == "true"
     follow = query.get("follow", "").lower() == "true"
     lines, limit = _int(query, "tailLines"), _int(query, "limitBytes")
-    path = log_path(state_dir, namespace, name, container, previous)
+    path = log_path(logs_dir, namespace, name, container, previous)
     if not path.exists():
         if previous:
             raise errors.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')

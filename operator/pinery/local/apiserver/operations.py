@@ -251,7 +251,7 @@ class Api:
     @staticmethod
     def _list_item(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         shown = present(rtype, obj)
-        if rtype.is_custom:
+        if rtype.from_crd:
             return shown
         # Built-in lists carry kind and apiVersion on the list only, as a real server's do.
         return {k: v for k, v in shown.items() if k not in ("kind", "apiVersion")}
@@ -311,7 +311,7 @@ class Api:
             raise errors.bad_request(f"the body of the request must be a {rtype.kind} object")
         old = self._stored(rtype, namespace, name)
         new = to_storage(rtype, self._typed(rtype, copy.deepcopy(body)))
-        if rtype.is_custom and not metadata(new).get("resourceVersion"):
+        if rtype.from_crd and not metadata(new).get("resourceVersion"):
             # Custom resources do not allow unconditional updates.
             raise errors.invalid(rtype, name, [FieldError("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")])
         return present(rtype, self.write_update(rtype, old, new, opts, subresource))
@@ -342,7 +342,7 @@ class Api:
         elif content_type == JSON_PATCH:
             patched = json_patch(shown, document)
         elif content_type == STRATEGIC:
-            if rtype.is_custom:
+            if rtype.from_crd:
                 raise errors.unsupported_media_type(
                     f"the body of the request was in an unknown format - accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}"
                 )
@@ -514,7 +514,7 @@ class Api:
         return self._deleted_response(rtype, self._remove(rtype.storage_key, old))
 
     def _deleted_response(self, rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        if rtype.is_custom or rtype.storage_key in _RETURNS_DELETED_OBJECT:
+        if rtype.from_crd or rtype.storage_key in _RETURNS_DELETED_OBJECT:
             return present(rtype, obj)
         details: dict[str, Any] = {"name": obj["metadata"]["name"]}
         if rtype.group:

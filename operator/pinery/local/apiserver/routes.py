@@ -9,16 +9,14 @@ watches in `watching`.
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable
 
 import yaml
 from aiohttp import web
 
-from pinery.local.apiserver import discovery, errors
+from pinery.local.apiserver import discovery, errors, openapi, protobuf, table
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.logs import serve_log
 from pinery.local.apiserver.operations import Api, DeleteOptions, WriteOptions
@@ -29,16 +27,7 @@ from pinery.local.apiserver.watching import WatchSettings, serve_watch
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
-# Kinds whose protobuf bodies are decoded (what kubectl's generator commands send).
-PROTOBUF_KINDS = {("", "Namespace"), ("", "ConfigMap"), ("", "Secret"), ("", "ServiceAccount")}
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
-
-
-def _optional(module: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(f"pinery.local.apiserver.{module}")
-    except ModuleNotFoundError:
-        return None
 
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
@@ -62,17 +51,6 @@ def table_version(accept: str) -> str | None:
         if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
             return params["v"]
     return None
-
-
-def _accepts_json(accept: str) -> bool:
-    if not accept:
-        return True
-    for part in accept.split(","):
-        media = part.split(";")[0].strip()
-        params = part.split(";")[1:]
-        if media in ("application/json", "*/*", "application/*", "application/yaml") and not any("as=" in p for p in params):
-            return True
-    return False
 
 
 def _flag(query, name: str) -> bool:
@@ -130,30 +108,25 @@ def decode_body(raw: bytes, content_type: str, rtype: ResourceType, opts: WriteO
 
 
 def _decode_protobuf(raw: bytes, rtype: ResourceType) -> dict[str, Any]:
-    module = _optional("protobuf")
-    if (rtype.group, rtype.kind) not in PROTOBUF_KINDS or module is None:
-        raise errors.unsupported_media_type(
-            f"{PROTOBUF} bodies are accepted only for Namespace, ConfigMap, Secret and ServiceAccount "
-            f"here; send {rtype.kind} as application/json"
-        )
+    """kubectl's generator commands send protobuf; the few kinds they create are decoded."""
     try:
-        return module.decode(raw)
-    except ValueError as exc:
-        raise errors.unsupported_media_type(f"cannot decode the {PROTOBUF} body of a {rtype.kind}: {exc}") from None
+        return protobuf.decode(raw)
+    except protobuf.ProtobufError as exc:
+        raise errors.unsupported_media_type(f"{rtype.kind} in {PROTOBUF}: {exc}") from None
 
 
 class Routes:
     def __init__(
         self,
         api: Api,
-        state_dir: Path,
+        logs_dir: Path,
         server_address: Callable[[], str],
         watch_settings: WatchSettings,
     ) -> None:
         self.api = api
         self.registry: TypeRegistry = api.registry
         self.store = api.store
-        self.state_dir = state_dir
+        self.logs_dir = logs_dir
         self.server_address = server_address
         self.watch_settings = watch_settings
 
@@ -193,12 +166,12 @@ class Routes:
         return sorted(paths)
 
     def _openapi(self, rest: list[str]) -> web.Response:
-        module = _optional("openapi")
-        if module is None or not rest or rest[0] != "v3":
+        # Only v3: kubectl then leaves field validation to the server and never asks for v2.
+        if not rest or rest[0] != "v3":
             raise errors.path_not_found()
         types = self.registry.types
         if len(rest) == 1:
-            return json_response(module.v3_index(types))
+            return json_response(openapi.v3_index(types))
         if rest[1] == "api" and len(rest) == 3:
             group, version = "", rest[2]
         elif rest[1] == "apis" and len(rest) == 4:
@@ -207,7 +180,7 @@ class Routes:
             raise errors.path_not_found()
         if not self.registry.in_group_version(group, version):
             raise errors.path_not_found()
-        return json_response(module.v3_document(group, version, types))
+        return json_response(openapi.v3_document(group, version, types))
 
     async def _resource(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
         if not rest:
@@ -278,7 +251,7 @@ class Routes:
         if subresource == "log":
             if method != "GET":
                 raise errors.method_not_allowed("the server does not allow this method on the requested resource")
-            return await serve_log(request, self.store, rtype, namespace, name, self.state_dir)
+            return await serve_log(request, self.store, rtype, namespace, name, self.logs_dir)
         if subresource == "binding":
             if method != "POST":
                 raise errors.method_not_allowed("the server does not allow this method on the requested resource")
@@ -330,18 +303,17 @@ class Routes:
 
     def _table_maker(self, request: web.Request, rtype: ResourceType) -> Callable[..., dict[str, Any]] | None:
         version = table_version(request.headers.get("Accept", ""))
-        module = _optional("table")
-        if version is None or module is None:
-            if version is not None and not _accepts_json(request.headers.get("Accept", "")):
-                raise errors.not_acceptable("only the following media types are accepted: application/json, application/yaml")
+        if version is None:
             return None
         include = request.query.get("includeObject", "Metadata")
+        if include not in table.INCLUDE_OBJECT:
+            raise errors.bad_request(f"includeObject: Unsupported value: \"{include}\": supported values: {', '.join(table.INCLUDE_OBJECT)}")
 
         def make(objects: list[dict[str, Any]], resource_version: str = "", continue_token: str = "") -> dict[str, Any]:
-            table = module.to_table(rtype, objects, resource_version=resource_version, continue_token=continue_token, include_object=include)
+            out = table.to_table(rtype, objects, resource_version=resource_version, continue_token=continue_token, include_object=include)
             if version == "v1beta1":
-                table = {**table, "apiVersion": "meta.k8s.io/v1beta1"}
-            return table
+                out = {**out, "apiVersion": "meta.k8s.io/v1beta1"}
+            return out
 
         return make
 

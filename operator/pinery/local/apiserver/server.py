@@ -72,6 +72,7 @@ class LocalApiServer:
         token: str | None = None,
         *,
         tls: bool = True,
+        logs_dir: Path | None = None,
         bookmark_interval: float = 60.0,
         history: int = 10_000,
         persist_delay: float = 0.05,
@@ -82,6 +83,8 @@ class LocalApiServer:
         self.port = port
         self.token = token
         self.tls = tls
+        # Where the pod runner writes container output (see `logs`).
+        self.logs_dir = Path(logs_dir) if logs_dir is not None else self.state_dir / "logs"
         self._pki: Pki | None = None
         self.watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
         self.history = history
@@ -134,7 +137,7 @@ class LocalApiServer:
         self._controllers.start()
         await self._persistence.flush()
 
-        routes = Routes(api, self.state_dir, lambda: f"{self.host}:{self.port}", self.watch_settings)
+        routes = Routes(api, self.logs_dir, lambda: f"{self.host}:{self.port}", self.watch_settings)
         app = web.Application(middlewares=[self._middleware], client_max_size=_MAX_BODY)
         app.router.add_route("*", "/{tail:.*}", routes.dispatch)
         self._runner = web.AppRunner(

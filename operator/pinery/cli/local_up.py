@@ -1,0 +1,34 @@
+"""`pinery local up`: start local mode and run until Ctrl-C or `pinery local down`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "up",
+        help="start local mode: control plane, Pinecone emulator, pod runner and operator",
+        description=(
+            "Start, on loopback, a Kubernetes control plane with pinery's CRDs, the Pinecone "
+            "emulator (with a local API key in Secret pinery-system/pinecone-api-key), the pod "
+            "runner and the operator. Writes STATE_DIR/kubeconfig for kubectl, and runs until "
+            "Ctrl-C or `pinery local down`. A second `up` on the same state directory finds its "
+            "objects again."
+        ),
+    )
+    parser.add_argument("--state-dir", type=Path, default=Path(".pinery"), help="state directory (default ./.pinery)")
+    parser.add_argument("--pinecone-ready-delay", type=float, default=2.0, metavar="S",
+                        help="seconds a new emulated index stays Initializing (default 2)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from pinery.local.updown import up
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return asyncio.run(up(args.state_dir, pinecone_ready_delay=args.pinecone_ready_delay))

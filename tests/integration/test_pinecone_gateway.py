@@ -1,0 +1,94 @@
+"""The operator's Pinecone gateway against the emulator, through the real SDK."""
+
+import asyncio
+
+import pytest
+
+from pinery.api.vectorindex import VectorIndexSpec
+from pinery.pinecone_gateway import PineconeCallError, PineconeGateway
+from pinery.vectorindex.desired import create_request
+from pinery.vectorindex.errors import classify
+from pinery.vectorindex.ownership import ownership_tags
+from tests.integration.conftest_pinecone import TEST_API_KEY
+
+OWNER = ownership_tags("local", "default", "docs")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def spec(**kw):
+    return VectorIndexSpec.model_validate({"dimension": 8, "serverless": {"cloud": "aws", "region": "us-east-1"}, **kw})
+
+
+def test_create_describe_configure_delete(pinecone_emulator):
+    calls = []
+    gw = PineconeGateway(pinecone_emulator.url, on_call=lambda op, outcome: calls.append((op, outcome)))
+
+    async def scenario():
+        assert await gw.describe(TEST_API_KEY, "docs") is None
+        created = await gw.create(TEST_API_KEY, create_request(spec(tags={"team": "a"}), "docs", OWNER))
+        assert created["name"] == "docs" and created["tags"] == {"team": "a", **OWNER}
+        index = await gw.describe(TEST_API_KEY, "docs")
+        assert index["spec"]["serverless"]["cloud"] == "aws" and index["host"].startswith("http://")
+        await gw.configure(TEST_API_KEY, "docs", {"deletion_protection": "enabled", "tags": {"team": ""}})
+        index = await gw.describe(TEST_API_KEY, "docs")
+        assert index["deletion_protection"] == "enabled" and "team" not in index["tags"]
+        with pytest.raises(PineconeCallError) as info:
+            await gw.delete(TEST_API_KEY, "docs")
+        assert info.value.failure.status == 403
+        await gw.configure(TEST_API_KEY, "docs", {"deletion_protection": "disabled"})
+        await gw.delete(TEST_API_KEY, "docs")
+        await gw.delete(TEST_API_KEY, "docs")  # already gone: not an error
+
+    run(scenario())
+    assert ("create_index", "ok") in calls and ("delete_index", "403") in calls
+
+
+def test_pod_index_round_trip(pinecone_emulator):
+    gw = PineconeGateway(pinecone_emulator.url)
+    pod = VectorIndexSpec.model_validate({"dimension": 8, "pod": {"environment": "us-east1-gcp", "replicas": 2, "metadataConfig": {"indexed": ["a"]}}})
+
+    async def scenario():
+        await gw.create(TEST_API_KEY, create_request(pod, "pods", OWNER))
+        index = await gw.describe(TEST_API_KEY, "pods")
+        assert index["spec"]["pod"]["replicas"] == 2 and index["spec"]["pod"]["metadata_config"] == {"indexed": ["a"]}
+
+    run(scenario())
+
+
+def test_listing_is_shared_within_its_age(pinecone_emulator, pinecone_admin):
+    gw = PineconeGateway(pinecone_emulator.url)
+
+    async def scenario():
+        await gw.create(TEST_API_KEY, create_request(spec(), "a", OWNER))
+        await gw.create(TEST_API_KEY, create_request(spec(), "b", OWNER))
+        before = pinecone_admin.stats()
+        found = await asyncio.gather(*(gw.describe_from_listing(TEST_API_KEY, n, max_age=60) for n in ("a", "b", "c") * 10))
+        after = pinecone_admin.stats()
+        return found, before, after
+
+    found, before, after = run(scenario())
+    assert [f["name"] if f else None for f in found[:3]] == ["a", "b", None]
+    lists = lambda s: s["requests"].get("list_indexes", 0)  # noqa: E731
+    assert lists(after) - lists(before) == 1
+
+
+def test_errors_are_classified_and_never_carry_the_key(pinecone_emulator, pinecone_admin):
+    gw = PineconeGateway(pinecone_emulator.url)
+
+    async def failure(call):
+        try:
+            await call
+        except PineconeCallError as exc:
+            return exc.failure
+        raise AssertionError("no error")
+
+    wrong = run(failure(gw.describe("pcsk_wrong_key_123", "x")))
+    assert classify(wrong).reason == "Unauthorized" and "pcsk_wrong_key_123" not in wrong.message
+    bad = run(failure(gw.create(TEST_API_KEY, {**create_request(spec(), "bad", OWNER), "spec": {"serverless": {"cloud": "aws", "region": "mars-1"}}})))
+    assert classify(bad).reason == "InvalidSpec"
+    pinecone_admin.add_fault("describe_index", status=503, times=5)
+    down = run(failure(gw.describe(TEST_API_KEY, "x")))
+    assert classify(down).reason == "PineconeUnavailable" and not classify(down).terminal
