@@ -151,3 +151,10 @@ def test_cel_helpers():
     assert not cel.evaluate("self.missing > 1", {"x": 2})  # evaluation error = failure
     with pytest.raises(cel.CelCompileError):
         cel.compile_rule("self.x >")
+
+
+def test_updates_ratchet_unchanged_values():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}, "m": {"type": "integer", "maximum": 5}}}
+    assert validate(schema, {"n": 9, "m": 1}, old={"n": 9, "m": 0}) == []  # n was already invalid and did not change
+    assert [e.path for e in validate(schema, {"n": 9, "m": 7}, old={"n": 9, "m": 0})] == ["m"]
+    assert [e.path for e in validate(schema, {"n": 9}, old={"n": 8})] == ["n"]

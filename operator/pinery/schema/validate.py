@@ -4,6 +4,10 @@ Covers what CRDs use: types (int-or-string, nullable), enums, numeric and size b
 patterns, required fields, list types (set, map), `anyOf`/`allOf`/`oneOf`/`not` value
 validations and `x-kubernetes-validations` CEL rules (transition rules when `old` is given).
 Unknown fields are not errors here: pruning (pinery.schema.prune) deals with them.
+
+On updates (`old` given), a value equal to its old counterpart is not validated again: that is
+the API server's validation ratcheting (on by default since Kubernetes 1.30), under which an
+update is never refused for parts it did not change.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ def _regex(pattern: str) -> re.Pattern:
 
 
 def _validate(schema: dict, value: Any, path: str, old: Any, rules: bool, errors: list) -> None:
+    if old is not _MISSING and old is not None and value == old:
+        return  # ratcheting: unchanged values stay valid
     def fail(message: str) -> None:
         errors.append(FieldError(path, message))
 

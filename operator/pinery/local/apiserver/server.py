@@ -75,7 +75,7 @@ class LocalApiServer:
         logs_dir: Path | None = None,
         bookmark_interval: float = 60.0,
         history: int = 10_000,
-        persist_delay: float = 0.05,
+        persist_delay: float = 0.02,
         access_log: bool = False,
     ) -> None:
         self.state_dir = Path(state_dir)
