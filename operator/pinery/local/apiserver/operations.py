@@ -135,7 +135,7 @@ class Api:
 
     # Helpers
 
-    def _primary(self, rtype: ResourceType) -> ResourceType:
+    def primary(self, rtype: ResourceType) -> ResourceType:
         """The type whose rules apply to the stored form (core Event for events.k8s.io)."""
         if rtype.stored_as:
             return self.registry.for_storage(rtype.storage_key) or rtype
@@ -174,7 +174,7 @@ class Api:
         return {"apiVersion": rtype.api_version, "kind": rtype.kind, **body}
 
     def _admit(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions) -> dict[str, Any]:
-        primary = self._primary(rtype)
+        primary = self.primary(rtype)
         problems = admission.metadata_problems(primary, obj) + builtins.validate(primary, obj)
         if rtype.storage_key == CRD_KEY:
             problems += admission.crd_problems(obj, old)
@@ -220,7 +220,7 @@ class Api:
         after = None
         if continue_token:
             list_rv, after = _parse_continue(continue_token)
-        primary = self._primary(rtype)
+        primary = self.primary(rtype)
         matches = self.store.iterate(
             rtype.storage_key, namespace if rtype.namespaced else None, labels, fields, primary.kind, after
         )
@@ -286,7 +286,7 @@ class Api:
         m["generation"] = 1
         if rtype.has_status:
             obj.pop("status", None)
-        primary = self._primary(rtype)
+        primary = self.primary(rtype)
         if self.store.get(key, m.get("namespace") or "", m["name"]) is not None:
             raise errors.already_exists(rtype, m["name"])
         builtins.prepare_create(primary, obj, self.ips)
@@ -346,7 +346,7 @@ class Api:
                 raise errors.unsupported_media_type(
                     f"the body of the request was in an unknown format - accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}"
                 )
-            patched = strategic_merge(self._primary(rtype).kind, shown, document)
+            patched = strategic_merge(self.primary(rtype).kind, shown, document)
         else:
             raise errors.unsupported_media_type(
                 f"the body of the request was in an unknown format - accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}, {STRATEGIC}"
@@ -384,10 +384,10 @@ class Api:
             if subresource:
                 raise errors.not_found(rtype, name)
             live = {"apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": {"name": name}}
-            merged = apply_config(self._primary(rtype).kind, live, config, opts.field_manager, rtype.api_version)
+            merged = apply_config(self.primary(rtype).kind, live, config, opts.field_manager, rtype.api_version)
             return self.create(rtype, namespace, merged, opts), True
         shown = copy.deepcopy(present(rtype, old))
-        merged = apply_config(self._primary(rtype).kind, shown, config, opts.field_manager, rtype.api_version)
+        merged = apply_config(self.primary(rtype).kind, shown, config, opts.field_manager, rtype.api_version)
         return present(rtype, self.write_update(rtype, old, to_storage(rtype, merged), opts, subresource)), False
 
     def write_update(
@@ -423,6 +423,8 @@ class Api:
                     m[server_field] = om[server_field]
                 else:
                     m.pop(server_field, None)
+            if "managedFields" not in m and "managedFields" in om:
+                m["managedFields"] = om["managedFields"]  # omitted: kept, as on a real server
             m["name"] = om["name"]
             if om.get("namespace"):
                 m["namespace"] = om["namespace"]
@@ -442,7 +444,7 @@ class Api:
                         [FieldError("metadata.finalizers", f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{shown}}}")],
                     )
         new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
-        primary = self._primary(rtype)
+        primary = self.primary(rtype)
         problems = builtins.prepare_update(primary, new, old, self.ips) if subresource != "status" else []
         if problems:
             raise errors.invalid(rtype, om["name"], problems)
@@ -572,7 +574,7 @@ class Api:
     def delete_collection(
         self, rtype: ResourceType, namespace: str | None, labels: LabelSelector, fields: FieldSelector, options: DeleteOptions
     ) -> dict[str, Any]:
-        primary = self._primary(rtype)
+        primary = self.primary(rtype)
         targets = list(self.store.iterate(rtype.storage_key, namespace if rtype.namespaced else None, labels, fields, primary.kind))
         deleted = []
         for obj in targets:

@@ -236,12 +236,3 @@ class LocalApiServer:
             thread.join(timeout)
             loop.close()
             self._loop, self._thread = None, None
-
-    def call(self, fn, *args: Any, timeout: float = 30.0) -> Any:
-        """Run `fn(*args)` on the server's loop (from another thread) and return its result."""
-        assert self._loop is not None, "the server runs in a thread only after start_in_thread()"
-
-        async def run() -> Any:
-            return fn(*args)
-
-        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)

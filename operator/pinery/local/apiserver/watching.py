@@ -101,7 +101,7 @@ async def serve_watch(
     timeout = float(timeout_param) if timeout_param.isdigit() else random.uniform(1, 2) * settings.min_request_timeout
     store = api.store
     key = rtype.storage_key
-    kind = api._primary(rtype).kind
+    kind = api.primary(rtype).kind
     watcher = Watcher(key, namespace if rtype.namespaced else None, labels, fields, kind)
 
     expired: str | None = None
