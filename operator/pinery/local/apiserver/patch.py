@@ -46,21 +46,10 @@ def _missing(op: str, path: str) -> ApiError:
     return unprocessable(f"{op} operation does not apply: doc is missing path: \"{path}\": missing value")
 
 
-def _parent(doc: Any, parts: list[str], op: str, path: str) -> tuple[Any, str]:
+def _walk(doc: Any, parts: list[str], op: str, path: str) -> Any:
+    """The node at `parts`, or 422 when a step is missing."""
     node = doc
-    for part in parts[:-1]:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            raise _missing(op, path)
-    return node, parts[-1]
-
-
-def _get(doc: Any, path: str, op: str) -> Any:
-    node = doc
-    for part in _pointer(path):
+    for part in parts:
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -68,6 +57,14 @@ def _get(doc: Any, path: str, op: str) -> Any:
         else:
             raise _missing(op, path)
     return node
+
+
+def _parent(doc: Any, parts: list[str], op: str, path: str) -> tuple[Any, str]:
+    return _walk(doc, parts[:-1], op, path), parts[-1]
+
+
+def _get(doc: Any, path: str, op: str) -> Any:
+    return _walk(doc, _pointer(path), op, path)
 
 
 def _add(doc: Any, path: str, value: Any, op: str = "add") -> Any:
