@@ -175,3 +175,12 @@ def test_watch_selectors_turn_relabels_into_added_and_deleted(control_plane):
     by_field.done.wait(5)
     assert by_label.types() == [("ADDED", "sel"), ("DELETED", "sel"), ("ADDED", "sel")]
     assert by_field.types() == [("ADDED", "unrelated")]
+
+
+def test_hung_up_watches_are_released(control_plane):
+    streams = [Stream(control_plane, "/api/v1/namespaces/default/configmaps?watch=true") for _ in range(3)]
+    hub = control_plane.server.store.hub
+    wait_for(lambda: hub.watcher_count() == 3, what="three watchers")
+    for stream in streams:
+        stream.close()
+    wait_for(lambda: hub.watcher_count() == 0, what="the watchers released")
