@@ -159,6 +159,8 @@ def test_send_initial_events(control_plane):
                 "&resourceVersionMatch=NotOlderThan"):
         response = control_plane.http("GET", "/api/v1/namespaces/default/configmaps?watch=true" + bad)
         assert response.status_code == 422, bad
+    as_list = control_plane.http("GET", "/api/v1/namespaces/default/configmaps?sendInitialEvents=true")
+    assert as_list.status_code == 422
 
 
 def test_watch_selectors_turn_relabels_into_added_and_deleted(control_plane):

@@ -146,8 +146,7 @@ class Controllers:
                 log.warning("controller work %r failed: %s", item, exc.message)
             except Exception:
                 log.exception("controller work %r failed", item)
-            if self._queue.empty():
-                await asyncio.sleep(0)
+            await asyncio.sleep(0)  # a burst of work (a GC cascade) must not starve requests
 
     def drain(self) -> None:
         """Do all queued work now (synchronous callers and tests of the pure parts)."""

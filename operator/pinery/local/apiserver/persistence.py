@@ -144,7 +144,11 @@ class Persistence:
         if self._compacting is None:
             self._log_bytes += len(data)
             if self._log_bytes > max(self.min_log_bytes, self._snapshot_bytes):
-                self._compacting = asyncio.get_running_loop().create_task(self._compact())
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:
+                    return  # compacted by the next write on the loop, or by flush()
+                self._compacting = loop.create_task(self._compact())
 
     async def _compact(self) -> None:
         """Snapshot the store now; changes from here on go to the next log meanwhile."""

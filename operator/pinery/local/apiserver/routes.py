@@ -16,6 +16,8 @@ from typing import Any, Callable
 import yaml
 from aiohttp import web
 
+from pinery.schema.errors import FieldError
+
 from pinery.local.apiserver import discovery, errors, openapi, protobuf, table
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.logs import serve_log
@@ -221,6 +223,8 @@ class Routes:
             fields = parse_field_selector(query.get("fieldSelector"))
             if watch_path or _flag(query, "watch"):
                 return await serve_watch(request, self.api, rtype, namespace, labels, fields, self.watch_settings, self._table_maker(request, rtype))
+            if "sendInitialEvents" in query:
+                raise errors.invalid(rtype, "", [FieldError("sendInitialEvents", "Forbidden: sendInitialEvents is forbidden for list")])
             limit = query.get("limit", "")
             body = self.api.list(
                 rtype, namespace, labels, fields,
