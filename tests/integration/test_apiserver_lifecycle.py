@@ -208,3 +208,11 @@ def test_services_get_cluster_ips(control_plane):
     with pytest.raises(ApiException) as info:
         v1.patch_namespaced_service("one", "default", {"spec": {"clusterIP": "10.96.99.99"}})
     assert info.value.status == 422
+
+
+def test_nodes_register_with_their_status(control_plane):
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "local"},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+    created = control_plane.http("POST", "/api/v1/nodes", json=node).json()
+    assert created["status"]["conditions"][0]["type"] == "Ready"
+    assert control_plane.core_v1().read_node("local").metadata.name == "local"

@@ -53,6 +53,9 @@ NAMESPACE_KEY = ("", "namespaces")
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
+# Kinds with a status subresource whose create may still set status (a kubelet registers its
+# Node with its status).
+_STATUS_SET_ON_CREATE = {("", "Node")}
 # Kinds whose DELETE answers with the deleted object rather than a Status.
 _RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services")}
 
@@ -284,7 +287,7 @@ class Api:
         m["uid"] = new_uid()
         m["creationTimestamp"] = now()
         m["generation"] = 1
-        if rtype.has_status:
+        if rtype.has_status and (rtype.group, rtype.kind) not in _STATUS_SET_ON_CREATE:
             obj.pop("status", None)
         primary = self.primary(rtype)
         if self.store.get(key, m.get("namespace") or "", m["name"]) is not None:
