@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.conftest import IN_CI, REPO_ROOT
 from tools.render_deploy import chart_crds, load_chart, render_objects
 
 CHART_DIR = REPO_ROOT / "charts" / "pinery"
+KUSTOMIZE_BASE = REPO_ROOT / "deploy" / "kustomize"
 RELEASE_NAMESPACE = "pinery-system"
 # Kubernetes versions the chart supports (Chart.yaml's kubeVersion is >=1.28).
 KUBE_VERSIONS = ("1.28.0", "1.30.0", "1.32.0", "1.34.0")
@@ -73,3 +77,22 @@ def require_tool(name: str) -> str:
 def _venv_tool(name: str) -> str | None:
     candidate = Path(sys.executable).parent / name
     return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
+class Yaml12Loader(yaml.SafeLoader):
+    """Reads floats as YAML 1.2 (and Go) do: kustomize writes 1e-08, which PyYAML's YAML 1.1
+    rules take for a string."""
+
+
+Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"),
+    list("-+0123456789."),
+)
+
+
+def kustomize(path) -> list[dict]:
+    kubectl = require_tool("kubectl")
+    result = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.load_all(result.stdout, Loader=Yaml12Loader) if doc]

@@ -36,6 +36,7 @@ VALUE_SETS = {
     "ha": {"replicas": 3},
     "ha-namespaced": {"replicas": 2, "watchNamespaces": ["team-a", "team-b"]},
     "ha-one-replica": {"ha": {"enabled": True, "peeringName": "pinery-prod"}},
+    "ha-argocd": {"replicas": 2, "ha": {"peeringAsHook": False}},
     "created-secret": {"pinecone": {"apiKeySecret": {"create": True, "apiKey": "pcsk-not-a-real-key"}}},
     "existing-secret": {
         "watchNamespaces": ["ml"],
@@ -375,8 +376,15 @@ def test_ha_renders_peering_crds_and_objects(name):
         assert peering["metadata"]["name"] == peering_name
         # Created after the CRDs: Helm cannot map a kind whose CRD it creates in the same step.
         assert peering["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
+        assert peering["metadata"]["annotations"]["helm.sh/hook-delete-policy"] == "before-hook-creation"
     for crd in of_kind(objects, "CustomResourceDefinition"):
         assert "helm.sh/hook" not in crd["metadata"].get("annotations", {})
+
+
+def test_peering_objects_can_be_ordinary_objects_for_argo_cd():
+    objects = render(VALUE_SETS["ha-argocd"])
+    peering = one(objects, "ClusterKopfPeering")
+    assert peering["metadata"]["annotations"] == {"argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true"}
 
 
 def test_several_replicas_get_a_disruption_budget_and_a_rolling_update():

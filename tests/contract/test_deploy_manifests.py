@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 import kubernetes_validate
 import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT
-from tests.contract.chart_support import KUBE_VERSIONS, render, require_tool
+from tests.contract.chart_support import KUBE_VERSIONS, KUSTOMIZE_BASE, kustomize, render
 from tools import render_deploy
 
 PLAIN = REPO_ROOT / "deploy" / "pinery.yaml"
-KUSTOMIZE = REPO_ROOT / "deploy" / "kustomize"
 
 
 def plain_objects():
@@ -24,25 +22,6 @@ def plain_objects():
 
 def key(obj):
     return obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
-
-
-class Yaml12Loader(yaml.SafeLoader):
-    """Reads floats as YAML 1.2 (and Go) do: kustomize writes 1e-08, which PyYAML's YAML 1.1
-    rules take for a string."""
-
-
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"),
-    list("-+0123456789."),
-)
-
-
-def kustomize(path) -> list[dict]:
-    kubectl = require_tool("kubectl")
-    result = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return [doc for doc in yaml.load_all(result.stdout, Loader=Yaml12Loader) if doc]
 
 
 def test_committed_manifests_are_what_the_chart_renders_now():
@@ -92,7 +71,7 @@ def test_plain_manifest_is_valid_kubernetes(version):
 
 
 def test_kustomize_base_builds_offline_to_the_same_objects():
-    built = kustomize(KUSTOMIZE)
+    built = kustomize(KUSTOMIZE_BASE)
     assert sorted(map(key, built)) == sorted(map(key, plain_objects()))
     by_key = {key(o): o for o in plain_objects()}
     for obj in built:
@@ -105,7 +84,7 @@ def test_install_doc_overlay_works_against_the_base(tmp_path):
     block = re.search(r"```yaml\n(# kustomization.yaml of your overlay\n.*?)```", text, re.S).group(1)
     overlay = yaml.safe_load(block)
     # kustomize takes local bases by relative path: lay out a copy of the base beside the overlay.
-    shutil.copytree(KUSTOMIZE, tmp_path / "base")
+    shutil.copytree(KUSTOMIZE_BASE, tmp_path / "base")
     overlay["resources"] = ["../base"]
     (tmp_path / "overlay").mkdir()
     (tmp_path / "overlay" / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
