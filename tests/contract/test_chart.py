@@ -165,11 +165,9 @@ def test_schema_rejects_bad_values(values, where):
         render(values)
 
 
-def test_created_secret_needs_a_key_even_without_the_schema():
+def test_install_refuses_a_created_secret_without_a_key():
     with pytest.raises(helm.HelmError) as raised:
-        helm.Config(namespace=RELEASE_NAMESPACE, storage_driver="memory").install(
-            str(CHART_DIR), "pinery", {"pinecone": {"apiKeySecret": {"create": True, "apiKey": ""}}}, dry_run="client"
-        )
+        install_dry_run({"pinecone": {"apiKeySecret": {"create": True, "apiKey": ""}}})
     assert "apiKey" in str(raised.value)
 
 
@@ -379,6 +377,21 @@ def test_ha_renders_peering_crds_and_objects(name):
         assert peering["metadata"]["annotations"]["helm.sh/hook-delete-policy"] == "before-hook-creation"
     for crd in of_kind(objects, "CustomResourceDefinition"):
         assert "helm.sh/hook" not in crd["metadata"].get("annotations", {})
+
+
+def install_dry_run(values):
+    return helm.Config(namespace=RELEASE_NAMESPACE, storage_driver="memory").install(
+        str(CHART_DIR), "pinery", values, dry_run="client"
+    )
+
+
+def test_helm_install_keeps_peering_objects_out_of_the_main_manifest():
+    """What `helm install` itself does with the chart: the peering objects are hooks, created
+    after the manifest (and its CRDs) is applied, so Helm never has to map their kind up front."""
+    hooked = [d["kind"] for d in yaml.safe_load_all(install_dry_run({"replicas": 3})["manifest"]) if d]
+    assert hooked.count("CustomResourceDefinition") == 2 and "ClusterKopfPeering" not in hooked
+    plain = [d["kind"] for d in yaml.safe_load_all(install_dry_run(VALUE_SETS["ha-argocd"])["manifest"]) if d]
+    assert "ClusterKopfPeering" in plain
 
 
 def test_peering_objects_can_be_ordinary_objects_for_argo_cd():
