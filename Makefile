@@ -26,8 +26,9 @@ demo: $(STAMP)  ## run the local demo
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-crds: $(STAMP)  ## regenerate crds/ and the chart's CRDs from the API models
+crds: $(STAMP)  ## regenerate crds/, the chart's CRDs and the plain manifests from the API models
 	$(BIN)/pinery crds
+	$(BIN)/python tools/render_deploy.py
 
 check-crds: $(STAMP)  ## fail when the committed CRDs are stale
 	$(BIN)/pinery crds --check
