@@ -45,12 +45,17 @@ RESERVED_ENV = frozenset(
 )
 RESERVED_ENV_PREFIXES = ("PET_", "PINERY_")
 
+# Names of the volumes pinery adds to every pod start with this; users' volumes may not.
+RESERVED_VOLUME_PREFIX = "pinery-"
+SHM_PATH = "/dev/shm"
+TRAINER_CONFIG_DIR = "/etc/pinery"
+
 # Longest job name: pods are `<job>-node-<i>` and must stay valid 63-character host names.
 JOB_NAME_MAX = 50
 MAX_NODES = 1000
 
 Phase = Literal["Pending", "Running", "Restarting", "Succeeded", "Failed", "Suspended"]
-ConditionType = Literal["Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended"]
+ConditionType = Literal["Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Synced"]
 
 # A JSON-schema for Kubernetes objects pinery passes through without looking inside.
 _OPAQUE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -314,6 +319,13 @@ class FSDPJobSpec(ApiModel):
                 out.append(FieldError("spec.numNodes", f"must lie between elastic.minNodes and elastic.maxNodes ({self.elastic.min_nodes}..{max_nodes})"))
         template = self.pod_template or PodTemplate()
         volumes = {v.name for v in template.volumes or []}
+        for i, volume in enumerate(template.volumes or []):
+            if volume.name.startswith(RESERVED_VOLUME_PREFIX):
+                out.append(FieldError(f"spec.podTemplate.volumes[{i}].name", f"names starting with {RESERVED_VOLUME_PREFIX!r} are reserved for the volumes pinery adds"))
+        taken = self.reserved_mount_paths()
+        for i, mount in enumerate(template.volume_mounts or []):
+            if mount.mount_path in taken:
+                out.append(FieldError(f"spec.podTemplate.volumeMounts[{i}].mountPath", f"{mount.mount_path} is where pinery mounts {taken[mount.mount_path]}"))
         for i, mount in enumerate(template.volume_mounts or []):
             if mount.name not in volumes:
                 out.append(
@@ -323,6 +335,17 @@ class FSDPJobSpec(ApiModel):
                     )
                 )
         return out
+
+    def reserved_mount_paths(self) -> dict[str, str]:
+        """Mount paths of the volumes pinery adds to the training container, and what they hold."""
+        paths = {}
+        if self.shm_size is not None:
+            paths[SHM_PATH] = "the shared-memory volume (shmSize)"
+        if self.command is None:
+            paths[TRAINER_CONFIG_DIR] = "the built-in trainer's configuration"
+        if self.checkpoint is not None:
+            paths[self.checkpoint.path] = "the checkpoint volume"
+        return paths
 
     @model_validator(mode="after")
     def _check_rules(self, info: ValidationInfo) -> "FSDPJobSpec":
@@ -344,6 +367,10 @@ class NodeStatus(ApiModel):
     )
     exit_code: Optional[int] = Field(None, description="Exit code of the training container, once it has exited.")
     restarts: int = Field(0, ge=0, description="Times this node's pod was replaced.")
+    attempt: int = Field(
+        0, ge=0,
+        description="Attempt the node's pod belongs to (its pinery.dev/attempt label); pods of older attempts are being replaced.",
+    )
     reason: Optional[str] = Field(None, description="Why the pod is in this phase (for example OOMKilled, ImagePullBackOff).")
 
 
@@ -367,7 +394,10 @@ class FSDPJobStatus(ApiModel):
         default_factory=list,
         max_length=16,
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
-        description="Created, Running, Restarting, Succeeded, Failed and Suspended.",
+        description=(
+            "Created, Running, Restarting, Succeeded, Failed and Suspended; Synced is False when "
+            "an immutable field was changed and the pods keep running the spec they were created from."
+        ),
     )
     phase: Optional[Phase] = Field(
         None, description="Pending, Running, Restarting, Succeeded, Failed or Suspended."
@@ -409,6 +439,16 @@ SPEC_RULES = (
         rule="!has(self.elastic) || (self.elastic.minNodes <= self.numNodes && self.numNodes <= (has(self.elastic.maxNodes) ? self.elastic.maxNodes : self.numNodes))",
         message="numNodes must lie between elastic.minNodes and elastic.maxNodes",
         field_path=".numNodes",
+    ),
+    CelRule(
+        rule="!has(self.podTemplate) || !has(self.podTemplate.volumes) || self.podTemplate.volumes.all(v, !v.name.startsWith('pinery-'))",
+        message="podTemplate.volumes names starting with 'pinery-' are reserved for the volumes pinery adds",
+        field_path=".podTemplate.volumes",
+    ),
+    CelRule(
+        rule="!has(self.podTemplate) || !has(self.podTemplate.volumeMounts) || self.podTemplate.volumeMounts.all(m, !(has(self.shmSize) && m.mountPath == '/dev/shm') && !(!has(self.command) && m.mountPath == '/etc/pinery') && !(has(self.checkpoint) && m.mountPath == self.checkpoint.path))",
+        message="podTemplate.volumeMounts must not use the paths pinery mounts (/dev/shm with shmSize, /etc/pinery without command, checkpoint.path)",
+        field_path=".podTemplate.volumeMounts",
     ),
     CelRule(
         rule="!has(self.podTemplate) || !has(self.podTemplate.volumeMounts) || self.podTemplate.volumeMounts.all(m, has(self.podTemplate.volumes) && self.podTemplate.volumes.exists(v, v.name == m.name))",

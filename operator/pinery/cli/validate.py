@@ -21,14 +21,28 @@ def register(sub: argparse._SubParsersAction) -> None:
             "and exit 1."
         ),
     )
+    add_filename_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def add_filename_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-f", "--filename", action="append", required=True, metavar="FILE",
         help="a file, a directory (its .yaml/.yml/.json files, recursively) or - for stdin; repeatable",
     )
-    parser.set_defaults(func=run)
 
 
-def _read_inputs(names: list[str]) -> list[tuple[str, str]]:
+def load_inputs(names: list[str], command: str) -> list[tuple[str, str]] | None:
+    """read_inputs, or None after telling the user which input could not be read."""
+    try:
+        return read_inputs(names)
+    except (OSError, UnicodeDecodeError) as exc:
+        what = getattr(exc, "filename", "") or "input"
+        print(f"pinery {command}: cannot read {what}: {exc.strerror if isinstance(exc, OSError) else exc}", file=sys.stderr)
+        return None
+
+
+def read_inputs(names: list[str]) -> list[tuple[str, str]]:
     """(source, text) for every input; unreadable inputs raise OSError with a clear message."""
     inputs = []
     for name in names:
@@ -47,10 +61,8 @@ def _read_inputs(names: list[str]) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     from pinery.validation import validate_text
 
-    try:
-        inputs = _read_inputs(args.filename)
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"pinery validate: cannot read {getattr(exc, 'filename', '') or 'input'}: {exc.strerror if isinstance(exc, OSError) else exc}", file=sys.stderr)
+    inputs = load_inputs(args.filename, "validate")
+    if inputs is None:
         return 1
     counts: Counter[str] = Counter()
     failed = 0

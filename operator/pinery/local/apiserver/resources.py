@@ -48,6 +48,12 @@ class ResourceType:
     def has_status(self) -> bool:
         return "status" in self.subresources
 
+    @property
+    def from_crd(self) -> bool:
+        """Served from a CRD on a real cluster, as Kopf's peering kinds are: printed from printer
+        columns, patched with JSON merge patches rather than strategic ones."""
+        return self.crd_name is not None or self.group == "kopf.dev"
+
 
 def _core(kind: str, plural: str, namespaced: bool = True, **kw: Any) -> ResourceType:
     return ResourceType(group="", version="v1", kind=kind, plural=plural, namespaced=namespaced, **kw)
@@ -65,6 +71,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _core("ServiceAccount", "serviceaccounts", short_names=("sa",)),
     _core("PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
     _core("Endpoints", "endpoints", short_names=("ep",)),
+    _core("Node", "nodes", namespaced=False, short_names=("no",), subresources=("status",)),
     ResourceType("events.k8s.io", "v1", "Event", "events", namespaced=True, short_names=("ev",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True),
     ResourceType(

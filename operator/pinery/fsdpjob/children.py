@@ -1,0 +1,214 @@
+"""Pure builders of an FSDPJob's children: the headless Service, the trainer ConfigMap, the pods.
+
+The operator creates exactly these objects and `pinery render` prints them, so what a user
+reviews in Git is what runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import yaml
+
+from pinery.api.fsdpjob import RESERVED_VOLUME_PREFIX, SHM_PATH, FSDPJobSpec, PodTemplate
+from pinery.api.immutability import mutable_fields
+from pinery.fsdpjob.env import container_env
+from pinery.fsdpjob.naming import (
+    ANNOTATION_SPEC,
+    CONFIG_DIR,
+    CONFIG_FILE,
+    CONFIG_PATH,
+    LABEL_MANAGED_BY,
+    TRAINER_CONTAINER,
+    WAIT_CONTAINER,
+    JobRef,
+    config_map_name,
+    master_addr,
+    owner_reference,
+    pod_labels,
+    pod_name,
+    selector_labels,
+    service_name,
+)
+from pinery.settings import OperatorSettings
+from pinery_trainer.config import TrainerConfig
+
+DEFAULT_COMMAND = ("torchrun", "-m", "pinery_trainer", "--config", CONFIG_PATH)
+PORT_NAME = "rendezvous"
+SHM_VOLUME = f"{RESERVED_VOLUME_PREFIX}shm"
+CHECKPOINT_VOLUME = f"{RESERVED_VOLUME_PREFIX}checkpoint"
+CONFIG_VOLUME = f"{RESERVED_VOLUME_PREFIX}trainer-config"
+
+DEFAULT_POD_SECURITY = {
+    "runAsNonRoot": True,
+    "runAsUser": 1000,
+    "runAsGroup": 1000,
+    # Lets the non-root user write to the checkpoint volume; OnRootMismatch avoids a recursive
+    # chown of a large volume at every start.
+    "fsGroup": 1000,
+    "fsGroupChangePolicy": "OnRootMismatch",
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+DEFAULT_CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+# The init container only opens a TCP connection now and then.
+WAIT_RESOURCES = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}}
+# Annotations are limited to 256 KiB in all; a spec larger than this is not recorded.
+MAX_ACCEPTED_SPEC = 128 * 1024
+
+
+def _metadata(job: JobRef, name: str, labels: dict, annotations: dict | None = None) -> dict:
+    meta = {
+        "name": name,
+        "namespace": job.namespace,
+        "labels": labels,
+        "ownerReferences": [owner_reference(job.name, job.uid)],
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    return meta
+
+
+def accepted_spec(spec: FSDPJobSpec) -> dict:
+    """The immutable part of a spec, in API form: what the children are built from."""
+    mutable = set(mutable_fields(FSDPJobSpec))
+    return {k: v for k, v in spec.to_api().items() if k not in mutable}
+
+
+def build_service(job: JobRef, spec: FSDPJobSpec) -> dict:
+    """Headless Service giving every pod a stable DNS name, published before pods are ready
+    (ranks must find rank 0 while it is still starting)."""
+    record = json.dumps(accepted_spec(spec), sort_keys=True, separators=(",", ":"))
+    annotations = {ANNOTATION_SPEC: record} if len(record) <= MAX_ACCEPTED_SPEC else None
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(job, service_name(job.name), {LABEL_MANAGED_BY: "pinery", **selector_labels(job.name)}, annotations),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": selector_labels(job.name),
+            "ports": [{"name": PORT_NAME, "port": spec.master_port, "targetPort": spec.master_port, "protocol": "TCP"}],
+        },
+    }
+
+
+def trainer_config_yaml(spec: FSDPJobSpec) -> str:
+    config = spec.trainer or TrainerConfig()
+    data = config.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def build_config_map(job: JobRef, spec: FSDPJobSpec) -> dict | None:
+    """The built-in trainer's configuration; None when the job runs its own command."""
+    if spec.command is not None:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _metadata(job, config_map_name(job.name), {LABEL_MANAGED_BY: "pinery", **selector_labels(job.name)}),
+        "data": {CONFIG_FILE: trainer_config_yaml(spec)},
+    }
+
+
+def _volumes(job: JobRef, spec: FSDPJobSpec, template: PodTemplate) -> tuple[list[dict], list[dict]]:
+    """(pod volumes, training container mounts): pinery's first, then the user's."""
+    volumes: list[dict] = []
+    mounts: list[dict] = []
+    if spec.shm_size is not None:
+        volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": str(spec.shm_size)}})
+        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_PATH})
+    if spec.command is None:
+        volumes.append({"name": CONFIG_VOLUME, "configMap": {"name": config_map_name(job.name), "items": [{"key": CONFIG_FILE, "path": CONFIG_FILE}]}})
+        mounts.append({"name": CONFIG_VOLUME, "mountPath": CONFIG_DIR, "readOnly": True})
+    if spec.checkpoint is not None:
+        volumes.append({"name": CHECKPOINT_VOLUME, "persistentVolumeClaim": {"claimName": spec.checkpoint.volume_claim_name}})
+        mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": spec.checkpoint.path})
+    volumes += [v.to_api() for v in template.volumes or []]
+    mounts += [m.to_api() for m in template.volume_mounts or []]
+    return volumes, mounts
+
+
+def _trainer_container(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings, mounts: list[dict], template: PodTemplate) -> dict:
+    container: dict = {
+        "name": TRAINER_CONTAINER,
+        "image": spec.image or settings.trainer_image,
+    }
+    if spec.image_pull_policy:
+        container["imagePullPolicy"] = spec.image_pull_policy
+    container["command"] = list(spec.command) if spec.command is not None else list(DEFAULT_COMMAND)
+    if spec.args:
+        container["args"] = list(spec.args)
+    container["env"] = container_env(job, spec, rank, attempt, settings)
+    container["ports"] = [{"name": PORT_NAME, "containerPort": spec.master_port, "protocol": "TCP"}]
+    if spec.resources is not None:
+        container["resources"] = spec.resources.to_api()
+    if mounts:
+        container["volumeMounts"] = mounts
+    container["securityContext"] = template.container_security_context or DEFAULT_CONTAINER_SECURITY
+    # torchrun exits 1 whatever its worker returned; its failure summary at the end of the log
+    # names the worker's exit code, and the kubelet keeps that tail in the container status.
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError"
+    return container
+
+
+def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) -> dict:
+    target = f"{master_addr(job.name, job.namespace, settings.cluster_domain)}:{spec.master_port}"
+    return {
+        "name": WAIT_CONTAINER,
+        "image": settings.operator_image,
+        "command": ["pinery", "wait-for", target, "--timeout", str(spec.startup_timeout_seconds)],
+        "resources": WAIT_RESOURCES,
+        "securityContext": DEFAULT_CONTAINER_SECURITY,
+    }
+
+
+def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings) -> dict:
+    """The pod of node `rank` in restart attempt `attempt`."""
+    template = spec.pod_template or PodTemplate()
+    labels = {**(template.labels or {}), **pod_labels(job.name, rank, attempt)}
+    volumes, mounts = _volumes(job, spec, template)
+    pod_spec: dict = {
+        "hostname": pod_name(job.name, rank),
+        "subdomain": service_name(job.name),
+        # pinery restarts the whole gang; a kubelet restart of one rank would never rejoin it.
+        "restartPolicy": "Never",
+        # Service links would inject <SERVICE>_PORT variables, and a Service named `master`
+        # would overwrite MASTER_PORT.
+        "enableServiceLinks": False,
+    }
+    if rank > 0:
+        pod_spec["initContainers"] = [_wait_container(job, spec, settings)]
+    pod_spec["containers"] = [_trainer_container(job, spec, rank, attempt, settings, mounts, template)]
+    if volumes:
+        pod_spec["volumes"] = volumes
+    if template.service_account_name:
+        pod_spec["serviceAccountName"] = template.service_account_name
+    else:
+        # Training needs no Kubernetes API access: progress is read from the logs by the operator.
+        pod_spec["automountServiceAccountToken"] = False
+    optional = {
+        "nodeSelector": template.node_selector,
+        "tolerations": template.tolerations,
+        "affinity": template.affinity,
+        "priorityClassName": template.priority_class_name,
+        "schedulerName": template.scheduler_name,
+        "runtimeClassName": template.runtime_class_name,
+        "imagePullSecrets": [s.to_api() for s in template.image_pull_secrets] if template.image_pull_secrets else None,
+    }
+    pod_spec.update({k: v for k, v in optional.items() if v})
+    pod_spec["securityContext"] = template.security_context or DEFAULT_POD_SECURITY
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": _metadata(job, pod_name(job.name, rank), labels, dict(template.annotations or {}) or None),
+        "spec": pod_spec,
+    }
+    return copy.deepcopy(pod)  # no dict shared with the spec, the defaults or another pod
+
+
+def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, attempt: int = 0) -> list[dict]:
+    """Everything the operator creates for a new job, in creation order."""
+    config_map = build_config_map(job, spec)
+    pods = [build_pod(job, spec, rank, attempt, settings) for rank in range(spec.num_nodes)]
+    return [build_service(job, spec), *([config_map] if config_map else []), *pods]

@@ -1,0 +1,83 @@
+"""Names, labels and addresses of an FSDPJob's children; everything else refers to these."""
+
+from __future__ import annotations
+
+from pinery.api.base import API_VERSION, GROUP
+
+KIND = "FSDPJob"
+LABEL_JOB = f"{GROUP}/job-name"
+LABEL_RANK = f"{GROUP}/node-rank"
+LABEL_ATTEMPT = f"{GROUP}/attempt"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+# On the Service: the immutable part of the spec the children are built from (see lifecycle).
+ANNOTATION_SPEC = f"{GROUP}/accepted-spec"
+
+TRAINER_CONTAINER = "trainer"
+WAIT_CONTAINER = "wait-for-rank0"
+CONFIG_DIR = "/etc/pinery"
+CONFIG_FILE = "trainer.yaml"
+CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_FILE}"
+
+
+def service_name(job: str) -> str:
+    return job
+
+
+def pod_name(job: str, rank: int) -> str:
+    return f"{job}-node-{rank}"
+
+
+def config_map_name(job: str) -> str:
+    return f"{job}-trainer"
+
+
+def pod_fqdn(job: str, rank: int, namespace: str, cluster_domain: str) -> str:
+    """A pod's stable DNS name: hostname `<job>-node-<i>` under the headless Service `<job>`."""
+    return f"{pod_name(job, rank)}.{service_name(job)}.{namespace}.svc.{cluster_domain}"
+
+
+def master_addr(job: str, namespace: str, cluster_domain: str) -> str:
+    return pod_fqdn(job, 0, namespace, cluster_domain)
+
+
+def selector_labels(job: str) -> dict[str, str]:
+    """What the Service selects and the operator lists pods by."""
+    return {LABEL_JOB: job}
+
+
+def pod_labels(job: str, rank: int, attempt: int) -> dict[str, str]:
+    return {
+        LABEL_MANAGED_BY: "pinery",
+        **selector_labels(job),
+        LABEL_RANK: str(rank),
+        LABEL_ATTEMPT: str(attempt),
+    }
+
+
+def owner_reference(job: str, uid: str) -> dict:
+    """Makes the FSDPJob the controller of a child, so deleting the job deletes its children."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "name": job,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+class JobRef:
+    """The identity of one FSDPJob: what every child's name, address and owner derive from."""
+
+    __slots__ = ("name", "namespace", "uid")
+
+    def __init__(self, name: str, namespace: str, uid: str):
+        self.name, self.namespace, self.uid = name, namespace, uid
+
+    @classmethod
+    def of(cls, job: dict) -> "JobRef":
+        meta = job.get("metadata") or {}
+        return cls(meta["name"], meta.get("namespace") or "default", meta.get("uid") or "")
+
+    def __repr__(self) -> str:
+        return f"JobRef({self.namespace}/{self.name}, uid={self.uid})"

@@ -1,0 +1,180 @@
+"""What an observed pod says about its node: pure readings of Pod objects, no decisions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Optional
+
+from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_RANK, TRAINER_CONTAINER, WAIT_CONTAINER
+
+# torchrun's failure summary ends the log; the kubelet keeps that tail as the termination
+# message (FallbackToLogsOnError). Its root cause names the worker's own exit code.
+_ROOT_CAUSE = re.compile(r"Root Cause \(first observed failure\):(?P<body>.*)", re.S)
+_EXITCODE = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)", re.M)
+_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)", re.M)
+
+
+def parse_time(value: Optional[str]) -> Optional[datetime]:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+@dataclass(frozen=True)
+class WorkerFailure:
+    """The first failed worker process of a torchrun agent, from its failure summary."""
+
+    rank: Optional[int]
+    exit_code: int
+
+
+def torchrun_root_cause(message: Optional[str]) -> Optional[WorkerFailure]:
+    """The root cause of torchrun's failure summary, with signals as 128 + signal number."""
+    match = _ROOT_CAUSE.search(message or "")
+    if not match:
+        return None
+    body = match.group("body")
+    code = _EXITCODE.search(body)
+    if not code:
+        return None
+    exit_code = int(code.group(1))
+    if exit_code < 0:
+        exit_code = 128 - exit_code  # torchrun reports a worker killed by signal N as -N
+    rank = _RANK.search(body)
+    return WorkerFailure(int(rank.group(1)) if rank else None, exit_code)
+
+
+@dataclass(frozen=True)
+class PodView:
+    """One pod of an FSDPJob, as far as the lifecycle decisions are concerned."""
+
+    name: str
+    uid: str
+    rank: Optional[int]
+    attempt: int
+    controller_uid: Optional[str]
+    phase: str
+    terminating: bool
+    deletion_timestamp: Optional[datetime]
+    created_at: Optional[datetime]
+    # The training container is running or has run.
+    started: bool
+    # The exit code of the training: the worker's own code when torchrun reported one.
+    exit_code: Optional[int]
+    container_exit_code: Optional[int]
+    reason: Optional[str]
+    detail: str
+    finished_at: Optional[datetime]
+
+    @property
+    def failed(self) -> bool:
+        return self.phase in ("Failed", "Unknown")
+
+    @property
+    def succeeded(self) -> bool:
+        return self.phase == "Succeeded"
+
+    @property
+    def running(self) -> bool:
+        return self.phase == "Running" and not self.terminating
+
+    @property
+    def finished(self) -> bool:
+        return self.failed or self.succeeded
+
+
+def _container_status(statuses: list, name: str) -> dict:
+    for status in statuses or []:
+        if status.get("name") == name:
+            return status
+    return {}
+
+
+def _condition(pod_status: dict, type_: str) -> dict:
+    for cond in pod_status.get("conditions") or []:
+        if cond.get("type") == type_:
+            return cond
+    return {}
+
+
+def _int_label(labels: dict, key: str) -> Optional[int]:
+    try:
+        return int(labels[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _controller_uid(meta: dict) -> Optional[str]:
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref.get("uid")
+    return None
+
+
+def view_pod(pod: dict) -> PodView:
+    meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    labels = meta.get("labels") or {}
+    phase = status.get("phase") or "Pending"
+    trainer = _container_status(status.get("containerStatuses"), TRAINER_CONTAINER)
+    waiter = _container_status(status.get("initContainerStatuses"), WAIT_CONTAINER)
+    state = trainer.get("state") or {}
+    terminated = state.get("terminated") or (trainer.get("lastState") or {}).get("terminated") or {}
+    container_code = terminated.get("exitCode")
+    exit_code = container_code
+    reason: Optional[str] = None
+    detail = ""
+
+    root = torchrun_root_cause(terminated.get("message")) if container_code not in (None, 0) else None
+    if root is not None:
+        exit_code = root.exit_code
+        worker = f"worker rank {root.rank}" if root.rank is not None else "a worker"
+        detail = f"torchrun exited with {container_code} because {worker} exited with {root.exit_code}"
+    disruption = _condition(status, "DisruptionTarget")
+    scheduled = _condition(status, "PodScheduled")
+    waiter_done = (waiter.get("state") or {}).get("terminated") or {}
+
+    if status.get("reason") in ("Evicted", "NodeLost", "Shutdown", "Terminated", "NodeShutdown", "UnexpectedAdmissionError", "OutOfcpu", "OutOfmemory"):
+        reason = status["reason"]
+        detail = status.get("message") or detail
+    elif disruption.get("status") == "True" and (phase in ("Failed", "Unknown") or meta.get("deletionTimestamp")):
+        reason = disruption.get("reason") or "Disrupted"
+        detail = disruption.get("message") or detail
+    elif phase == "Unknown":
+        reason, detail = "NodeLost", "the pod's node stopped reporting"
+    elif phase == "Failed" and waiter_done.get("exitCode") not in (None, 0) and not terminated:
+        reason = "Rank0Unreachable"
+        detail = f"{WAIT_CONTAINER} exited with {waiter_done.get('exitCode')}: rank 0 did not accept connections in time"
+    elif phase in ("Failed", "Succeeded"):
+        reason = terminated.get("reason") or ("Completed" if phase == "Succeeded" else "Error")
+    elif meta.get("deletionTimestamp"):
+        reason = "Terminating"
+    elif phase == "Pending":
+        waiting = ((waiter.get("state") or {}).get("waiting") or {}) or ((trainer.get("state") or {}).get("waiting") or {})
+        if scheduled.get("status") == "False":
+            reason = scheduled.get("reason") or "Unschedulable"
+            detail = scheduled.get("message") or ""
+        elif waiting.get("reason"):
+            reason = waiting["reason"]
+            detail = waiting.get("message") or ""
+        elif "running" in (waiter.get("state") or {}):
+            reason = "WaitingForRank0"
+    return PodView(
+        name=meta.get("name", ""),
+        uid=meta.get("uid", ""),
+        rank=_int_label(labels, LABEL_RANK),
+        attempt=_int_label(labels, LABEL_ATTEMPT) or 0,
+        controller_uid=_controller_uid(meta),
+        phase=phase,
+        terminating=bool(meta.get("deletionTimestamp")),
+        deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
+        created_at=parse_time(meta.get("creationTimestamp")),
+        started="running" in state or bool(terminated) or phase in ("Running", "Succeeded"),
+        exit_code=exit_code,
+        container_exit_code=container_code,
+        reason=reason,
+        detail=detail,
+        finished_at=parse_time(terminated.get("finishedAt")),
+    )

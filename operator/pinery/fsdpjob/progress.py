@@ -1,0 +1,99 @@
+"""status.progress from the trainer's log lines, read by the operator (pods need no API access).
+
+Rank 0 prints one JSON object per line: `{"event": "progress", "step": ..., "totalSteps": ...,
+"loss": ..., "learningRate": ..., "tokensPerSecond": ..., "mfu": ..., "lastCheckpointStep": ...}`
+every logging interval and `{"event": "checkpoint", "step": ...}` after each complete
+checkpoint. Any command may print them. Everything else in the log is ignored: other output,
+a line cut at the start or end of the fetched tail, a timestamp prefix (logs fetched with
+`timestamps=true`), values of the wrong type.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Any, Iterable, Optional
+
+from pinery.api.conditions import now_rfc3339
+from pinery.fsdpjob.observe import parse_time
+
+def _json_object(line: str) -> tuple[Optional[dict], Optional[datetime]]:
+    """The JSON object on a log line and the line's timestamp prefix, if any."""
+    start = line.find("{")
+    if start < 0:
+        return None, None
+    stamp = None
+    prefix = line[:start].strip()
+    if prefix:
+        try:
+            stamp = parse_time(prefix)
+        except ValueError:
+            stamp = None
+    try:
+        obj = json.loads(line[start:])
+    except ValueError:
+        return None, None
+    return (obj, stamp) if isinstance(obj, dict) else (None, None)
+
+
+def _int(value: Any) -> Optional[int]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        return None
+    return int(value) if value >= 0 else None
+
+
+def _float(value: Any, minimum: Optional[float] = None) -> Optional[float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        return None  # NaN and infinities have no JSON form in the status
+    return value
+
+
+def progress_from_logs(text: str | Iterable[str], now: datetime, previous: Optional[dict] = None) -> Optional[dict]:
+    """The new status.progress after reading this log text, or None when it says nothing new.
+
+    `updatedAt` is the time of the newest progress line (its timestamp prefix, else `now`), so a
+    trainer that stopped reporting shows an old `updatedAt` rather than a fresh one.
+    """
+    lines = text.splitlines() if isinstance(text, str) else list(text)
+    progress: Optional[dict] = None
+    checkpoint: Optional[tuple[int, str]] = None
+    for line in lines:
+        obj, stamp = _json_object(line)
+        if obj is None:
+            continue
+        event = obj.get("event")
+        step = _int(obj.get("step"))
+        if step is None:
+            continue
+        when = now_rfc3339(stamp or now)
+        if event == "progress":
+            progress = {"step": step}
+            for key in ("totalSteps", "lastCheckpointStep"):
+                value = _int(obj.get(key))
+                if value is not None:
+                    progress[key] = value
+            loss = _float(obj.get("loss"))
+            if loss is not None:
+                progress["loss"] = loss
+            tps = _float(obj.get("tokensPerSecond"), minimum=0.0)
+            if tps is not None:
+                progress["tokensPerSecond"] = tps
+            progress["updatedAt"] = when
+            checkpoint = None
+        elif event == "checkpoint":
+            checkpoint = (step, when)
+    if progress is None and checkpoint is None:
+        return None
+    result = dict(progress if progress is not None else (previous or {}))
+    if checkpoint is not None:
+        # A checkpoint completed after the newest progress line.
+        result["lastCheckpointStep"], result["updatedAt"] = checkpoint
+    if result == (previous or {}):
+        return None
+    return result

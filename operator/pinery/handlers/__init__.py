@@ -1,0 +1,30 @@
+"""Kopf handlers, named `<kind>_<event>`. Each module has `register(registry, services)`.
+
+Handlers are thin: they read what exists, call the pure functions of `pinery.vectorindex` /
+`pinery.fsdpjob`, and apply the result. They reach settings, Kubernetes, Pinecone and metrics
+through the `Services` they are registered with (no globals, so tests build their own).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kopf
+
+from pinery.services import Services
+
+
+def register_all(registry: kopf.OperatorRegistry, services: Services) -> kopf.OperatorRegistry:
+    from pinery.handlers import fsdpjob, vectorindex
+
+    for module in (vectorindex, fsdpjob):
+        module.register(registry, services)
+    return registry
+
+
+def condition_changes(old: list[dict] | None, new: list[dict]) -> bool:
+    """Whether a status rewrite changes any condition's status or reason (worth an Event)."""
+    def key(conds: Any) -> set:
+        return {(c.get("type"), c.get("status"), c.get("reason")) for c in conds or []}
+
+    return key(old) != key(new)

@@ -1,0 +1,177 @@
+"""The Kubernetes API as the operator uses it, beyond what Kopf does for its own resources.
+
+A thin generic layer over the official client's ApiClient: paths are derived from
+apiVersion/kind for the few kinds pinery touches, bodies and results are plain dicts, and
+calls run in worker threads so that handlers stay async. 404 on delete and 409 on create are
+answers, not errors: handlers are idempotent and re-run after crashes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+# kind -> (apiVersion, plural) for every kind pinery reads or writes itself.
+KINDS: dict[str, tuple[str, str]] = {
+    "Pod": ("v1", "pods"),
+    "Service": ("v1", "services"),
+    "ConfigMap": ("v1", "configmaps"),
+    "Secret": ("v1", "secrets"),
+    "PersistentVolumeClaim": ("v1", "persistentvolumeclaims"),
+    "FSDPJob": ("pinery.dev/v1alpha1", "fsdpjobs"),
+    "VectorIndex": ("pinery.dev/v1alpha1", "vectorindexes"),
+}
+
+
+class KubeError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+
+
+def load_api_client(kubeconfig: str | None = None) -> Any:
+    """An ApiClient for the cluster: in-cluster credentials in a pod, else a kubeconfig."""
+    import kubernetes
+
+    configuration = kubernetes.client.Configuration()
+    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        kubernetes.config.load_incluster_config(client_configuration=configuration)
+    else:
+        kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    return kubernetes.client.ApiClient(configuration)
+
+
+def path_for(kind: str, namespace: str | None, name: str | None = None, subresource: str | None = None) -> str:
+    api_version, plural = KINDS[kind]
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    if namespace:
+        base += f"/namespaces/{namespace}"
+    base += f"/{plural}"
+    if name:
+        base += f"/{name}"
+    if subresource:
+        base += f"/{subresource}"
+    return base
+
+
+class Kube:
+    def __init__(self, api_client: Any):
+        self.api_client = api_client
+
+    def _request(self, method: str, path: str, *, body: Any = None, query: dict | None = None,
+                 content_type: str = "application/json", raw: bool = False) -> Any:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            response = self.api_client.call_api(
+                path,
+                method,
+                query_params=list((query or {}).items()),
+                header_params={"Accept": "application/json", "Content-Type": content_type},
+                body=body,
+                auth_settings=["BearerToken"],
+                response_type=None if raw else "object",
+                _return_http_data_only=True,
+                _preload_content=not raw,
+            )
+        except ApiException as exc:
+            raise KubeError(exc.status, _status_message(exc)) from None
+        if raw:
+            return response.data.decode("utf-8", errors="replace")
+        return response
+
+    async def _run(self, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(self._request, *args, **kwargs)
+
+    async def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        try:
+            return await self._run("GET", path_for(kind, namespace, name))
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    async def list(self, kind: str, namespace: str | None, label_selector: str = "") -> list[dict]:
+        query = {"labelSelector": label_selector} if label_selector else None
+        result = await self._run("GET", path_for(kind, namespace), query=query)
+        return result.get("items", [])
+
+    async def create(self, obj: dict) -> dict:
+        """Create `obj`; when it already exists, return the existing object instead."""
+        meta = obj["metadata"]
+        try:
+            return await self._run("POST", path_for(obj["kind"], meta.get("namespace")), body=obj)
+        except KubeError as exc:
+            if exc.status != 409:
+                raise
+        existing = await self.get(obj["kind"], meta.get("namespace"), meta["name"])
+        if existing is None:  # deleted in between: let the caller's next pass try again
+            raise KubeError(409, f"{obj['kind']} {meta['name']} is being replaced")
+        return existing
+
+    async def merge_patch(self, kind: str, namespace: str | None, name: str, patch: dict, subresource: str | None = None) -> dict:
+        return await self._run(
+            "PATCH", path_for(kind, namespace, name, subresource), body=patch, content_type="application/merge-patch+json"
+        )
+
+    async def apply(self, obj: dict) -> dict:
+        """Create `obj`, or merge its labels, annotations, owner references and data into it."""
+        meta = obj["metadata"]
+        current = await self.get(obj["kind"], meta.get("namespace"), meta["name"])
+        if current is None:
+            return await self.create(obj)
+        patch = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+        patch["metadata"] = {k: meta[k] for k in ("labels", "annotations", "ownerReferences") if k in meta}
+        return await self.merge_patch(obj["kind"], meta.get("namespace"), meta["name"], patch)
+
+    async def delete(self, kind: str, namespace: str | None, name: str, *, grace_seconds: int | None = None,
+                     propagation: str | None = None, uid: str | None = None) -> bool:
+        """Delete; False when it was already gone (or, with `uid`, replaced by a newer object)."""
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if grace_seconds is not None:
+            body["gracePeriodSeconds"] = grace_seconds
+        if propagation:
+            body["propagationPolicy"] = propagation
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        try:
+            await self._run("DELETE", path_for(kind, namespace, name), body=body)
+        except KubeError as exc:
+            if exc.status == 404 or (uid and exc.status == 409):
+                return False
+            raise
+        return True
+
+    async def secret_value(self, namespace: str, name: str, key: str) -> str | None:
+        """The decoded value of a Secret key, or None when the Secret or key is missing."""
+        import base64
+
+        secret = await self.get("Secret", namespace, name)
+        if secret is None:
+            return None
+        data = secret.get("data") or {}
+        if key in data:
+            return base64.b64decode(data[key]).decode("utf-8").strip()
+        string_data = secret.get("stringData") or {}
+        return string_data.get(key)
+
+    async def pod_log(self, namespace: str, name: str, container: str | None = None, tail_lines: int | None = None,
+                      timestamps: bool = False) -> str:
+        query: dict[str, Any] = {}
+        if container:
+            query["container"] = container
+        if tail_lines is not None:
+            query["tailLines"] = tail_lines
+        if timestamps:
+            query["timestamps"] = "true"
+        return await self._run("GET", path_for("Pod", namespace, name, "log"), query=query, raw=True)
+
+
+def _status_message(exc: Any) -> str:
+    import json
+
+    try:
+        return json.loads(exc.body).get("message") or exc.reason
+    except (TypeError, ValueError, AttributeError):
+        return str(exc.reason)

@@ -1,0 +1,246 @@
+"""Decode the protobuf request bodies of kubectl's generator commands.
+
+`kubectl create namespace|configmap|secret generic|serviceaccount` send
+`application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a `runtime.Unknown` message
+(1 typeMeta {1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding, 4 contentType) whose `raw` is the
+object's own message. This module turns those few kinds into the JSON shape the rest of the
+server works with. Field numbers are those of k8s.io/api/core/v1 and apimachinery's
+generated.proto. Zero values that Go always writes (empty strings, 0, unset times) are left
+out, as `omitempty` would; `bytes` fields become base64 text, as in JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+MAGIC = b"k8s\x00"
+CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+
+_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
+
+
+class ProtobufError(ValueError):
+    """A body that is not a Kubernetes protobuf object this server can read."""
+
+
+# A message is {field number: (JSON name, type)}. Types: "str" and "int" (left out when zero),
+# "bool" and "optint" (pointers in Go: kept when sent), "bytes" (base64), "time" (RFC 3339),
+# "fieldsv1" (a message holding raw JSON bytes), "map" / "bytesmap" (map<string, string|bytes>), a nested message
+# (dict), or ("list", type) for repeated fields.
+_TIME = "time"
+_OWNER_REFERENCE = {
+    1: ("kind", "str"),
+    3: ("name", "str"),
+    4: ("uid", "str"),
+    5: ("apiVersion", "str"),
+    6: ("controller", "bool"),
+    7: ("blockOwnerDeletion", "bool"),
+}
+_MANAGED_FIELDS_ENTRY = {
+    1: ("manager", "str"),
+    2: ("operation", "str"),
+    3: ("apiVersion", "str"),
+    4: ("time", _TIME),
+    6: ("fieldsType", "str"),
+    7: ("fieldsV1", "fieldsv1"),
+    8: ("subresource", "str"),
+}
+_OBJECT_META = {
+    1: ("name", "str"),
+    2: ("generateName", "str"),
+    3: ("namespace", "str"),
+    4: ("selfLink", "str"),
+    5: ("uid", "str"),
+    6: ("resourceVersion", "str"),
+    7: ("generation", "int"),
+    8: ("creationTimestamp", _TIME),
+    9: ("deletionTimestamp", _TIME),
+    10: ("deletionGracePeriodSeconds", "optint"),
+    11: ("labels", "map"),
+    12: ("annotations", "map"),
+    13: ("ownerReferences", ("list", _OWNER_REFERENCE)),
+    14: ("finalizers", ("list", "str")),
+    17: ("managedFields", ("list", _MANAGED_FIELDS_ENTRY)),
+}
+_OBJECT_REFERENCE = {
+    1: ("kind", "str"),
+    2: ("namespace", "str"),
+    3: ("name", "str"),
+    4: ("uid", "str"),
+    5: ("apiVersion", "str"),
+    6: ("resourceVersion", "str"),
+    7: ("fieldPath", "str"),
+}
+_NAMESPACE_CONDITION = {
+    1: ("type", "str"),
+    2: ("status", "str"),
+    4: ("lastTransitionTime", _TIME),
+    5: ("reason", "str"),
+    6: ("message", "str"),
+}
+
+# The kinds kubectl's generators send, by (apiVersion, kind).
+KINDS: dict[tuple[str, str], dict[int, tuple[str, Any]]] = {
+    ("v1", "Namespace"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("spec", {1: ("finalizers", ("list", "str"))}),
+        3: ("status", {1: ("phase", "str"), 2: ("conditions", ("list", _NAMESPACE_CONDITION))}),
+    },
+    ("v1", "ConfigMap"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("data", "map"),
+        3: ("binaryData", "bytesmap"),
+        4: ("immutable", "bool"),
+    },
+    ("v1", "Secret"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("data", "bytesmap"),
+        3: ("type", "str"),
+        4: ("stringData", "map"),
+        5: ("immutable", "bool"),
+    },
+    ("v1", "ServiceAccount"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("secrets", ("list", _OBJECT_REFERENCE)),
+        3: ("imagePullSecrets", ("list", {1: ("name", "str")})),
+        4: ("automountServiceAccountToken", "bool"),
+    },
+}
+_ENVELOPE = {1: ("typeMeta", {1: ("apiVersion", "str"), 2: ("kind", "str")}), 2: ("raw", "raw"),
+             3: ("contentEncoding", "str"), 4: ("contentType", "str")}
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """The JSON-shaped object of a `application/vnd.kubernetes.protobuf` request body."""
+    if not body.startswith(MAGIC):
+        raise ProtobufError("not a Kubernetes protobuf body: it does not start with the k8s\\x00 prefix")
+    envelope = _message(body[len(MAGIC):], _ENVELOPE, "runtime.Unknown")
+    type_meta = envelope.get("typeMeta", {})
+    api_version, kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
+    if envelope.get("contentEncoding") or envelope.get("contentType"):
+        raise ProtobufError(
+            f"{kind or 'object'}: unsupported content encoding/type "
+            f"{envelope.get('contentEncoding', '')!r}/{envelope.get('contentType', '')!r}"
+        )
+    fields = KINDS.get((api_version, kind))
+    if fields is None:
+        known = ", ".join(f"{v}/{k}" for v, k in KINDS)
+        raise ProtobufError(
+            f"cannot read {api_version or '?'}/{kind or '?'} from protobuf: this server reads protobuf only for "
+            f"{known}; send JSON instead, e.g. `kubectl create ... --dry-run=client -o yaml | kubectl apply -f -`"
+        )
+    obj = _message(envelope.get("raw", b""), fields, kind)
+    return {"apiVersion": api_version, "kind": kind, **obj}
+
+
+def _message(data: bytes, fields: dict[int, tuple[str, Any]], what: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for number, wire, value in _fields(data, what):
+        if number not in fields:
+            continue  # fields this server does not need, as any protobuf reader skips them
+        name, kind = fields[number]
+        where = f"{what}.{name}"
+        if isinstance(kind, tuple):
+            out.setdefault(name, []).append(_value(kind[1], wire, value, where))
+        elif kind in ("map", "bytesmap"):
+            key, item = _entry(kind, wire, value, where)
+            out.setdefault(name, {})[key] = item
+        else:
+            out[name] = _value(kind, wire, value, where)
+    return {k: v for k, v in out.items() if v not in ("", 0, None, {}, []) or _kept_when_zero(fields, k)}
+
+
+def _kept_when_zero(fields: dict[int, tuple[str, Any]], name: str) -> bool:
+    return any(n == name and kind in ("bool", "optint") for n, kind in fields.values())
+
+
+def _value(kind: Any, wire: int, value: int | bytes, where: str) -> Any:
+    if kind in ("int", "optint", "bool"):
+        if wire != _VARINT:
+            raise ProtobufError(f"{where}: expected a number, found wire type {wire}")
+        assert isinstance(value, int)
+        if kind == "bool":
+            return value != 0
+        return value - (1 << 64) if value >= 1 << 63 else value  # int64 two's complement
+    if wire != _LEN:
+        raise ProtobufError(f"{where}: expected length-delimited data, found wire type {wire}")
+    assert isinstance(value, bytes)
+    if kind == "str":
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtobufError(f"{where}: invalid UTF-8 text") from exc
+    if kind == "raw":
+        return value
+    if kind == "bytes":
+        return base64.b64encode(value).decode("ascii")
+    if kind == "fieldsv1":
+        raw = _message(value, {1: ("raw", "raw")}, where).get("raw", b"")
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError as exc:
+            raise ProtobufError(f"{where}: invalid JSON") from exc
+    if kind == _TIME:
+        return _time(value, where)
+    if isinstance(kind, dict):
+        return _message(value, kind, where)
+    raise AssertionError(kind)
+
+
+def _entry(kind: str, wire: int, value: int | bytes, where: str) -> tuple[str, str]:
+    """One map entry: a message with key = 1, value = 2."""
+    if wire != _LEN:
+        raise ProtobufError(f"{where}: expected a map entry, found wire type {wire}")
+    assert isinstance(value, bytes)
+    entry = _message(value, {1: ("key", "str"), 2: ("value", "bytes" if kind == "bytesmap" else "str")}, where)
+    return entry.get("key", ""), entry.get("value", "")
+
+
+def _time(value: bytes, where: str) -> str | None:
+    parts = _message(value, {1: ("seconds", "int"), 2: ("nanos", "int")}, where)
+    if not parts:
+        return None
+    moment = datetime.fromtimestamp(parts.get("seconds", 0), tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _fields(data: bytes, what: str) -> Iterator[tuple[int, int, int | bytes]]:
+    """(field number, wire type, value) of each field of one message, in order."""
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos, what)
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            raise ProtobufError(f"{what}: invalid field number 0 at byte {pos}")
+        if wire == _VARINT:
+            value, pos = _varint(data, pos, what)
+            yield number, wire, value
+            continue
+        if wire == _LEN:
+            size, pos = _varint(data, pos, what)
+        elif wire in (_I64, _I32):
+            size = 8 if wire == _I64 else 4
+        else:
+            raise ProtobufError(f"{what}: unsupported wire type {wire} for field {number}")
+        if pos + size > len(data):
+            raise ProtobufError(f"{what}: truncated data in field {number} ({size} bytes announced, {len(data) - pos} left)")
+        yield number, wire, data[pos:pos + size]
+        pos += size
+
+
+def _varint(data: bytes, pos: int, what: str) -> tuple[int, int]:
+    result = shift = 0
+    while pos < len(data):
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+        if shift >= 70:
+            raise ProtobufError(f"{what}: malformed varint")
+    raise ProtobufError(f"{what}: truncated data (a number runs past the end)")

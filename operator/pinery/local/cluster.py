@@ -1,0 +1,301 @@
+"""Local mode in one process tree: `pinery local up` and the end-to-end test harness.
+
+On loopback: the local control plane (Kubernetes API emulator), the Pinecone emulator, the pod
+runner, and the operator itself as a child process running `pinery run`, unchanged. State lives
+in one directory; a second `up` on it finds its objects, ports, API key and token again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pinery.api import RESOURCES
+from pinery.crds import build_crd
+from pinery.local.kubeclient import ApiError, KubeClient
+
+OPERATOR_NAMESPACE = "pinery-system"
+SECRET_NAME = "pinecone-api-key"
+SECRET_KEY = "api-key"
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def free_port(preferred: int = 0) -> int:
+    """`preferred` when it is free (so kubeconfigs stay valid across restarts), else any."""
+    for port in ([preferred] if preferred else []) + [0]:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise OSError("no free port")
+
+
+@dataclass
+class LocalState:
+    """What must survive a restart of local mode (kept in <state>/local.json)."""
+
+    apiserver_port: int = 0
+    pinecone_port: int = 0
+    token: str = field(default_factory=lambda: "local-" + secrets.token_hex(16))
+    api_key: str = field(default_factory=lambda: "pclocal-" + secrets.token_hex(16))
+    pid: int = 0
+
+    @classmethod
+    def load(cls, state_dir: Path) -> "LocalState":
+        try:
+            return cls(**json.loads((state_dir / "local.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            return cls()
+
+    def save(self, state_dir: Path) -> None:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        tmp = state_dir / "local.json.tmp"
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        tmp.chmod(0o600)
+        tmp.replace(state_dir / "local.json")
+
+
+class LocalCluster:
+    """Start and stop every piece of local mode. Use `start`/`stop` in a running loop, or
+    `start_in_thread`/`stop_thread` from synchronous code (tests)."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        with_pinecone: bool = True,
+        with_pod_runner: bool = True,
+        with_operator: bool = True,
+        pinecone_ready_delay: float = 2.0,
+        operator_env: dict[str, str] | None = None,
+        say: Callable[[str], None] = lambda line: None,
+    ):
+        self.state_dir = Path(state_dir).resolve()
+        self.with_pinecone = with_pinecone
+        self.with_pod_runner = with_pod_runner
+        self.with_operator = with_operator
+        self.pinecone_ready_delay = pinecone_ready_delay
+        self.operator_env = dict(operator_env or {})
+        self.say = say
+        self.state = LocalState.load(self.state_dir)
+        self.apiserver = None
+        self.pinecone = None
+        self.client: KubeClient | None = None
+        self.operator: subprocess.Popen | None = None
+        self._stop_runner = asyncio.Event()
+        self._runner_task: asyncio.Task | None = None
+        self._supervisor: asyncio.Task | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state_dir / "kubeconfig"
+
+    @property
+    def pinecone_url(self) -> str:
+        return self.pinecone.url if self.pinecone else ""
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        from pinery.local.apiserver.server import LocalApiServer
+
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state.apiserver_port = free_port(self.state.apiserver_port)
+        self.apiserver = LocalApiServer(self.state_dir / "apiserver", port=self.state.apiserver_port, token=self.state.token)
+        await self.apiserver.start()
+        self.apiserver.write_kubeconfig(self.kubeconfig)
+        self.client = KubeClient.from_kubeconfig(self.kubeconfig)
+        self.say(f"control plane  {self.apiserver.url}")
+        await self.install_crds()
+        await self._ensure_namespace(OPERATOR_NAMESPACE)
+
+        if self.with_pinecone:
+            from pinery.local.pinecone import PineconeEmulator
+
+            self.state.pinecone_port = free_port(self.state.pinecone_port)
+            self.pinecone = PineconeEmulator(
+                self.state_dir / "pinecone", port=self.state.pinecone_port, api_key=self.state.api_key,
+                ready_delay=self.pinecone_ready_delay,
+            )
+            await self.pinecone.start()
+            await self._apply_secret(OPERATOR_NAMESPACE, SECRET_NAME, {SECRET_KEY: self.state.api_key})
+            self.say(f"pinecone       {self.pinecone.url}  (API key in Secret {OPERATOR_NAMESPACE}/{SECRET_NAME})")
+
+        if self.with_pod_runner:
+            from pinery.local.podrunner.runner import PodRunner
+
+            runner = PodRunner(self.client, self.state_dir / "pods")
+            self._stop_runner = asyncio.Event()
+            self._runner_task = asyncio.create_task(runner.run(self._stop_runner))
+            self.say("pod runner     node pinery-local")
+
+        self.state.pid = os.getpid()
+        self.state.save(self.state_dir)
+        if self.with_operator:
+            self.start_operator()
+            self._supervisor = asyncio.create_task(self._supervise_operator())
+            self.say(f"operator       pid {self.operator.pid}, log {self.state_dir / 'operator.log'}")
+
+    async def stop(self) -> None:
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            await asyncio.gather(self._supervisor, return_exceptions=True)
+        self.stop_operator()
+        if self._runner_task is not None:
+            self._stop_runner.set()
+            await asyncio.gather(self._runner_task, return_exceptions=True)
+        if self.pinecone is not None:
+            await self.pinecone.stop()
+        if self.client is not None:
+            await self.client.close()
+        if self.apiserver is not None:
+            await self.apiserver.stop()
+        self.state.pid = 0
+        self.state.save(self.state_dir)
+
+    # --- the operator, as its own process ---------------------------------------------------
+
+    def operator_environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PINERY_") and k != "KUBECONFIG"}
+        env.update(
+            {
+                "PINERY_OPERATOR_NAMESPACE": OPERATOR_NAMESPACE,
+                "PINERY_PINECONE_HOST": self.pinecone_url,
+                "PINERY_CLUSTER_NAME": "local",
+                "PINERY_METRICS_PORT": "0",
+                "PINERY_HEALTH_PORT": "0",
+                "PINERY_RESYNC_SECONDS": "60",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        env.update(self.operator_env)
+        return env
+
+    def start_operator(self) -> subprocess.Popen:
+        log = open(self.state_dir / "operator.log", "ab")
+        self.operator = subprocess.Popen(
+            [sys.executable, "-m", "pinery", "run", "--kubeconfig", str(self.kubeconfig), "--standalone"],
+            env=self.operator_environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        return self.operator
+
+    def stop_operator(self, sig: int = signal.SIGTERM, timeout: float = 15) -> None:
+        if self.operator is None or self.operator.poll() is not None:
+            return
+        self.operator.send_signal(sig)
+        try:
+            self.operator.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.operator.kill()
+            self.operator.wait()
+
+    async def _supervise_operator(self) -> None:
+        """Restart the operator if it dies (as a Deployment would)."""
+        delay = 1.0
+        while True:
+            await asyncio.sleep(1)
+            if self.operator is not None and self.operator.poll() is not None:
+                self.say(f"operator exited with {self.operator.returncode}; restarting in {delay:.0f}s")
+                await asyncio.sleep(delay)
+                self.start_operator()
+                delay = min(delay * 2, 30)
+
+    # --- API objects -------------------------------------------------------------------------
+
+    async def install_crds(self) -> None:
+        for res in RESOURCES:
+            crd = build_crd(res)
+            existing = await self.client.get_or_none(f"{CRD_PATH}/{res.crd_name}")
+            if existing is None:
+                await self.client.create(CRD_PATH, crd)
+            else:
+                crd["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
+                await self.client.request("PUT", f"{CRD_PATH}/{res.crd_name}", body=crd)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            group = await self.client.get_or_none(f"/apis/{RESOURCES[0].group}/{RESOURCES[0].version}")
+            names = {r["name"] for r in (group or {}).get("resources", [])}
+            if all(res.plural in names for res in RESOURCES):
+                return
+            await asyncio.sleep(0.1)
+        raise RuntimeError("the pinery CRDs did not reach discovery")
+
+    async def _ensure_namespace(self, name: str) -> None:
+        try:
+            await self.client.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+
+    async def _apply_secret(self, namespace: str, name: str, values: dict[str, str]) -> None:
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "pinery-local"}},
+            "type": "Opaque",
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in values.items()},
+        }
+        path = f"/api/v1/namespaces/{namespace}/secrets"
+        try:
+            await self.client.create(path, secret)
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+            await self.client.merge_patch(f"{path}/{name}", {"data": secret["data"]})
+
+    # --- synchronous use ---------------------------------------------------------------------
+
+    def start_in_thread(self, timeout: float = 60) -> "LocalCluster":
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def main() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(self.start())
+            except BaseException as exc:  # report start failures to the caller
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            self._loop.run_forever()
+            self._loop.run_until_complete(self.stop())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=main, name="pinery-local", daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout):
+            raise TimeoutError("local mode did not start in time")
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop_thread(self, timeout: float = 60) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout)
+
+    def run_coroutine(self, coro, timeout: float = 60):
+        """Run a coroutine on local mode's loop from another thread."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)

@@ -1,0 +1,359 @@
+"""Control-plane routes: indexes, collections, backups and restore jobs (API 2025-10)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from pinery.local.pinecone import render, transitions, validation
+from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, failed_precondition, not_found
+from pinery.local.pinecone.state import BackupRecord, CollectionRecord, IndexRecord, RestoreJobRecord
+from pinery.local.pinecone.vectors import IndexData
+from pinery.local.pinecone.keys import EMULATOR
+
+if TYPE_CHECKING:
+    from pinery.local.pinecone.server import PineconeEmulator
+
+
+def _emu(request: web.Request) -> PineconeEmulator:
+    return request.app[EMULATOR]
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.json_response(body, status=status)
+
+
+async def _body(request: web.Request) -> Any:
+    raw = await request.read()
+    if not raw:
+        return None
+    try:
+        import json
+        return json.loads(raw)
+    except ValueError as exc:
+        raise validation.unprocessable(f"expected a JSON body ({exc})") from exc
+
+
+def _index(request: web.Request, name: str | None = None) -> IndexRecord:
+    emu = _emu(request)
+    name = name or request.match_info["index_name"]
+    rec = emu.store.indexes.get((_emu(request).project(request), name))
+    if rec is None:
+        raise not_found(f"Index {name} not found.")
+    return rec
+
+
+def _check_quota(emu: PineconeEmulator, project: str) -> None:
+    quota = emu.settings.index_quota
+    if quota is not None and len(emu.store.project_indexes(project)) >= quota:
+        raise ApiError(403, f"Request failed. You've reached the max indexes allowed in project {project} "
+                            f"({quota}). To add more indexes, upgrade your plan.", "QUOTA_EXCEEDED")
+
+
+def _new_index(emu: PineconeEmulator, project: str, fields: dict[str, Any], data: IndexData | None,
+               ready_delay: float | None = None) -> IndexRecord:
+    now = time.time()
+    fail = fields["name"] in emu.settings.fail_initialization
+    state, schedule = transitions.creation(now, emu.settings.ready_delay if ready_delay is None else ready_delay, fail)
+    rec = IndexRecord(id=str(uuid.uuid4()), project=project, state=state, schedule=schedule, created_at=now,
+                      **{k: v for k, v in fields.items() if k in IndexRecord.__dataclass_fields__})
+    emu.store.indexes[(project, rec.name)] = rec
+    emu.store.data[rec.id] = data if data is not None else IndexData(rec.dimension)
+    emu.store.mark(rec.id)
+    emu.store.save()
+    return rec
+
+
+def _source_collection_data(emu: PineconeEmulator, project: str, fields: dict[str, Any]) -> IndexData | None:
+    inner = next(iter(fields["spec"].values()))
+    source = inner.get("source_collection")
+    if not source:
+        return None
+    col = emu.store.collections.get((project, source))
+    if col is None or col.state != "Ready":
+        raise bad_request(f"Source collection {source} not found or not ready.")
+    if col.dimension != fields["dimension"]:
+        raise bad_request(f"Index dimension {fields['dimension']} does not match the dimension of "
+                          f"collection {source} ({col.dimension}).")
+    data = emu.store.data.get(col.data_key)
+    return data.clone() if data else None
+
+
+def _create(request: web.Request, fields: dict[str, Any]) -> web.Response:
+    emu, project = _emu(request), _emu(request).project(request)
+    if (project, fields["name"]) in emu.store.indexes:
+        raise already_exists()
+    _check_quota(emu, project)
+    data = _source_collection_data(emu, project, fields)
+    rec = _new_index(emu, project, fields, data)
+    return _json(render.index(rec, emu.url), 201)
+
+
+async def create_index(request: web.Request) -> web.Response:
+    return _create(request, validation.check_create_index(await _body(request)))
+
+
+async def create_index_for_model(request: web.Request) -> web.Response:
+    return _create(request, validation.check_create_for_model(await _body(request)))
+
+
+async def list_indexes(request: web.Request) -> web.Response:
+    emu = _emu(request)
+    return _json({"indexes": [render.index(r, emu.url) for r in emu.store.project_indexes(_emu(request).project(request))]})
+
+
+async def describe_index(request: web.Request) -> web.Response:
+    return _json(render.index(_index(request), _emu(request).url))
+
+
+async def delete_index(request: web.Request) -> web.Response:
+    emu, rec = _emu(request), _index(request)
+    if rec.deletion_protection == "enabled":
+        raise ApiError(403, "Deletion protection is enabled for this index. Disable deletion protection "
+                            "before retrying.", "FORBIDDEN")
+    pending = sorted(c.name for c in emu.store.collections.values()
+                     if c.project == rec.project and c.source == rec.name and c.state == "Initializing")
+    if pending:
+        raise failed_precondition(f"Unable to delete an index. There are pending collections for this index: {pending}")
+    if rec.state != "Terminating":
+        rec.state, rec.schedule = transitions.termination(time.time(), emu.settings.terminate_delay)
+        emu.store.refresh()
+        emu.store.save()
+    return web.Response(status=202)
+
+
+def _configure_pod(rec: IndexRecord, change: dict[str, Any]) -> str | None:
+    pod = rec.spec["pod"]
+    replicas = change.get("replicas", pod["replicas"])
+    pod_type = change.get("pod_type", pod["pod_type"])
+    if pod_type != pod["pod_type"]:
+        old, new = transitions.pod_size(pod["pod_type"]), transitions.pod_size(pod_type)
+        if old[0] != new[0]:
+            raise bad_request(f"Cannot change the pod type family of index {rec.name} from {pod['pod_type']} "
+                              f"to {pod_type}; only the size (x1, x2, x4, x8) can change.")
+        if new[1] < old[1]:
+            raise bad_request(f"Cannot scale down the pod size of index {rec.name} from {pod['pod_type']} "
+                              f"to {pod_type}.")
+    state = transitions.scaling_state(pod["replicas"], replicas, pod["pod_type"], pod_type)
+    pod.update(replicas=replicas, pod_type=pod_type, pods=replicas * pod["shards"])
+    return state
+
+
+async def configure_index(request: web.Request) -> web.Response:
+    emu, rec = _emu(request), _index(request)
+    change = validation.check_configure(await _body(request))
+    if "spec" in change:
+        kind, inner = next(iter(change["spec"].items()))
+        if kind != rec.kind:
+            raise bad_request(f"Index {rec.name} is a {rec.kind} index; its spec cannot be configured as {kind}.")
+        if kind == "pod":
+            scaling = _configure_pod(rec, inner)
+            if scaling and rec.state in transitions.SERVING:
+                rec.state = scaling
+                rec.schedule = transitions.after(time.time(), ("Ready", emu.settings.scale_delay))
+        elif inner["read_capacity"] is not None:
+            rec.spec[kind]["read_capacity"] = inner["read_capacity"]
+    if "embed" in change:
+        if not rec.embed:
+            raise bad_request(f"Index {rec.name} has no integrated embedding to configure.")
+        rec.embed = {**rec.embed, **{k: v for k, v in change["embed"].items() if v is not None}}
+    if "deletion_protection" in change:
+        rec.deletion_protection = change["deletion_protection"]
+    if "tags" in change:
+        tags = dict(rec.tags or {})
+        for key, value in change["tags"].items():
+            if value:
+                tags[key] = value
+            else:
+                tags.pop(key, None)
+        if len(tags) > 20:
+            raise bad_request("An index can have at most 20 tags.")
+        rec.tags = tags or None
+    emu.store.refresh()
+    emu.store.save()
+    return _json(render.index(rec, emu.url), 202)
+
+
+# -- collections -------------------------------------------------------------------------------
+async def create_collection(request: web.Request) -> web.Response:
+    emu, project = _emu(request), _emu(request).project(request)
+    name, source = validation.check_collection(await _body(request))
+    rec = emu.store.indexes.get((project, source))
+    if rec is None:
+        raise bad_request(f"Source index {source} not found.")
+    if rec.kind != "pod":
+        raise bad_request(f"Collections can only be created from pod-based indexes; {source} is {rec.kind}.")
+    if (project, name) in emu.store.collections:
+        raise already_exists()
+    data = emu.store.data.get(rec.id, IndexData(rec.dimension)).clone()
+    key = f"collection-{uuid.uuid4()}"
+    emu.store.data[key] = data
+    emu.store.mark(key)
+    col = CollectionRecord(project=project, name=name, source=source, environment=rec.spec["pod"]["environment"],
+                           dimension=rec.dimension, vector_count=data.count(), size=data.size_bytes(), data_key=key,
+                           schedule=transitions.after(time.time(), ("Ready", emu.settings.collection_delay)))
+    emu.store.collections[(project, name)] = col
+    emu.store.save()
+    return _json(render.collection(col), 201)
+
+
+def _collection(request: web.Request) -> CollectionRecord:
+    name = request.match_info["collection_name"]
+    col = _emu(request).store.collections.get((_emu(request).project(request), name))
+    if col is None:
+        raise not_found(f"Collection {name} not found.")
+    return col
+
+
+async def list_collections(request: web.Request) -> web.Response:
+    cols = [c for (p, _), c in sorted(_emu(request).store.collections.items()) if p == _emu(request).project(request)]
+    return _json({"collections": [render.collection(c) for c in cols]})
+
+
+async def describe_collection(request: web.Request) -> web.Response:
+    return _json(render.collection(_collection(request)))
+
+
+async def delete_collection(request: web.Request) -> web.Response:
+    emu, col = _emu(request), _collection(request)
+    col.state, col.schedule = transitions.termination(time.time(), emu.settings.terminate_delay)
+    emu.store.refresh()
+    emu.store.save()
+    return web.Response(status=202)
+
+
+# -- backups and restore jobs ------------------------------------------------------------------
+async def create_backup(request: web.Request) -> web.Response:
+    emu, project = _emu(request), _emu(request).project(request)
+    name = request.match_info["index_name"]
+    fields = validation.check_backup(await _body(request))
+    rec = emu.store.indexes.get((project, name))
+    if rec is None:
+        raise bad_request(f"Index {name} not found.")
+    if rec.kind != "serverless":
+        raise bad_request(f"Backups are only supported for serverless indexes; {name} is {rec.kind}.")
+    data = emu.store.data.get(rec.id, IndexData(rec.dimension)).clone()
+    backup_id = str(uuid.uuid4())
+    key = f"backup-{backup_id}"
+    emu.store.data[key] = data
+    emu.store.mark(key)
+    spec = rec.spec["serverless"]
+    bkp = BackupRecord(
+        backup_id=backup_id, project=project, source_index_name=rec.name, source_index_id=rec.id,
+        cloud=spec["cloud"], region=spec["region"], dimension=rec.dimension, metric=rec.metric,
+        vector_type=rec.vector_type, record_count=data.count(),
+        namespace_count=sum(1 for ns in data.namespaces.values() if len(ns)), size_bytes=data.size_bytes(),
+        created_at=render.iso(time.time()), data_key=key, name=fields["name"], description=fields["description"],
+        tags=dict(rec.tags) if rec.tags else None, schema=spec.get("schema"),
+        schedule=transitions.after(time.time(), ("Ready", emu.settings.backup_delay)))
+    emu.store.backups[backup_id] = bkp
+    emu.store.save()
+    return _json(render.backup(bkp), 201)
+
+
+def _backups(request: web.Request, index_name: str | None = None) -> list[BackupRecord]:
+    found = [b for b in _emu(request).store.backups.values() if b.project == _emu(request).project(request)
+             and (index_name is None or b.source_index_name == index_name)]
+    return sorted(found, key=lambda b: b.created_at)
+
+
+async def list_index_backups(request: web.Request) -> web.Response:
+    rec = _index(request)
+    limit = validation.check_limit(request.query.get("limit"))
+    items = [render.backup(b) for b in _backups(request, rec.name)]
+    return _json(render.page(items, limit, request.query.get("paginationToken")))
+
+
+async def list_project_backups(request: web.Request) -> web.Response:
+    limit = validation.check_limit(request.query.get("limit"))
+    items = [render.backup(b) for b in _backups(request)]
+    return _json(render.page(items, limit, request.query.get("paginationToken")))
+
+
+def _backup(request: web.Request) -> BackupRecord:
+    backup_id = request.match_info["backup_id"]
+    bkp = _emu(request).store.backups.get(backup_id)
+    if bkp is None or bkp.project != _emu(request).project(request):
+        raise not_found(f"Backup {backup_id} not found.")
+    return bkp
+
+
+async def describe_backup(request: web.Request) -> web.Response:
+    return _json(render.backup(_backup(request)))
+
+
+async def delete_backup(request: web.Request) -> web.Response:
+    emu, bkp = _emu(request), _backup(request)
+    running = [j for j in emu.store.restore_jobs.values() if j.backup_id == bkp.backup_id and j.state != "Completed"]
+    if running:
+        raise failed_precondition(f"Unable to delete backup {bkp.backup_id}: a restore job from it is in progress.")
+    del emu.store.backups[bkp.backup_id]
+    emu.store.drop_data(bkp.data_key)
+    emu.store.save()
+    return web.Response(status=202)
+
+
+async def create_index_from_backup(request: web.Request) -> web.Response:
+    emu, project, bkp = _emu(request), _emu(request).project(request), _backup(request)
+    fields = validation.check_from_backup(await _body(request))
+    if bkp.state != "Ready":
+        raise bad_request(f"Backup {bkp.backup_id} is not ready (status {bkp.state}).")
+    if (project, fields["name"]) in emu.store.indexes:
+        raise already_exists()
+    _check_quota(emu, project)
+    spec: dict[str, Any] = {"cloud": bkp.cloud, "region": bkp.region, "read_capacity": {"mode": "OnDemand"}}
+    if bkp.schema:
+        spec["schema"] = bkp.schema
+    data = emu.store.data.get(bkp.data_key, IndexData(bkp.dimension)).clone()
+    fields.update(spec={"serverless": spec}, dimension=bkp.dimension, metric=bkp.metric, vector_type=bkp.vector_type)
+    delay = emu.settings.restore_delay
+    rec = _new_index(emu, project, fields, data, ready_delay=delay)
+    now = time.time()
+    job = RestoreJobRecord(
+        restore_job_id=str(uuid.uuid4()), project=project, backup_id=bkp.backup_id, target_index_name=rec.name,
+        target_index_id=rec.id, created_at=render.iso(now), started=now, finishes=now + delay,
+        schedule=transitions.after(now, ("InProgress", delay / 2), ("Completed", delay / 2)))
+    emu.store.restore_jobs[job.restore_job_id] = job
+    emu.store.refresh()
+    emu.store.save()
+    return _json({"restore_job_id": job.restore_job_id, "index_id": rec.id}, 202)
+
+
+async def list_restore_jobs(request: web.Request) -> web.Response:
+    limit = validation.check_limit(request.query.get("limit"))
+    jobs = sorted((j for j in _emu(request).store.restore_jobs.values() if j.project == _emu(request).project(request)),
+                  key=lambda j: j.created_at)
+    return _json(render.page([render.restore_job(j) for j in jobs], limit, request.query.get("paginationToken")))
+
+
+async def describe_restore_job(request: web.Request) -> web.Response:
+    job_id = request.match_info["job_id"]
+    job = _emu(request).store.restore_jobs.get(job_id)
+    if job is None or job.project != _emu(request).project(request):
+        raise not_found(f"Restore job {job_id} not found.")
+    return _json(render.restore_job(job))
+
+
+ROUTES = [
+    ("GET", "/indexes", list_indexes, "list_indexes"),
+    ("POST", "/indexes", create_index, "create_index"),
+    ("POST", "/indexes/create-for-model", create_index_for_model, "create_index_for_model"),
+    ("GET", "/indexes/{index_name}", describe_index, "describe_index"),
+    ("DELETE", "/indexes/{index_name}", delete_index, "delete_index"),
+    ("PATCH", "/indexes/{index_name}", configure_index, "configure_index"),
+    ("GET", "/indexes/{index_name}/backups", list_index_backups, "list_index_backups"),
+    ("POST", "/indexes/{index_name}/backups", create_backup, "create_backup"),
+    ("GET", "/collections", list_collections, "list_collections"),
+    ("POST", "/collections", create_collection, "create_collection"),
+    ("GET", "/collections/{collection_name}", describe_collection, "describe_collection"),
+    ("DELETE", "/collections/{collection_name}", delete_collection, "delete_collection"),
+    ("GET", "/backups", list_project_backups, "list_project_backups"),
+    ("GET", "/backups/{backup_id}", describe_backup, "describe_backup"),
+    ("DELETE", "/backups/{backup_id}", delete_backup, "delete_backup"),
+    ("POST", "/backups/{backup_id}/create-index", create_index_from_backup, "create_index_from_backup_operation"),
+    ("GET", "/restore-jobs", list_restore_jobs, "list_restore_jobs"),
+    ("GET", "/restore-jobs/{job_id}", describe_restore_job, "describe_restore_job"),
+]

@@ -1,0 +1,320 @@
+"""The emulator's HTTP server: one aiohttp application on one port.
+
+The control plane is served at the root, like https://api.pinecone.io. Each index's data plane
+is served under `/index/<project>/<index>`; that URL, scheme included, is the `host` the
+control plane reports, so `pc.Index(host=...)` works unchanged. Admin routes for tests and
+benchmarks live under `/_emulator/`, a path the real API does not use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from pinery.local.pinecone import admin, control, data
+from pinery.local.pinecone.keys import EMULATOR
+from pinery.local.pinecone.errors import ApiError
+from pinery.local.pinecone.faults import FaultRule, Faults
+from pinery.local.pinecone.state import Store
+
+log = logging.getLogger(__name__)
+
+API_VERSION = "2025-10"
+DEFAULT_PROJECT = "default"
+DATA_OPERATIONS = frozenset(name for *_, name in data.ROUTES)
+
+
+@dataclass
+class Settings:
+    """What tests and the admin endpoint may change while the emulator runs."""
+
+    ready_delay: float = 1.0
+    scale_delay: float = 1.0
+    terminate_delay: float = 1.0
+    collection_delay: float = 1.0
+    backup_delay: float = 1.0
+    restore_delay: float = 1.0
+    index_quota: int | None = None
+    fail_initialization: set[str] = field(default_factory=set)
+
+    def as_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["fail_initialization"] = sorted(self.fail_initialization)
+        return out
+
+    def update(self, changes: Mapping[str, Any]) -> None:
+        for key, value in changes.items():
+            if key not in self.__dataclass_fields__:
+                raise ValueError(f"unknown setting {key!r} (known: {', '.join(sorted(self.__dataclass_fields__))})")
+            if key == "fail_initialization":
+                value = set(value or ())
+            elif key == "index_quota":
+                value = None if value is None else int(value)
+            else:
+                value = float(value)
+                if value < 0:
+                    raise ValueError(f"{key} must be >= 0")
+            setattr(self, key, value)
+
+
+class PineconeEmulator:
+    """A local server speaking Pinecone's 2025-10 control and data plane.
+
+    `api_key=None` accepts any non-empty key; `api_keys` maps several keys to projects (each
+    project sees only its own indexes). Delays are in seconds; zero makes transitions immediate.
+    """
+
+    def __init__(
+        self,
+        state_dir: Path | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_key: str | None = None,
+        ready_delay: float = 1.0,
+        *,
+        api_keys: Mapping[str, str] | None = None,
+        scale_delay: float | None = None,
+        terminate_delay: float | None = None,
+        collection_delay: float | None = None,
+        backup_delay: float | None = None,
+        restore_delay: float | None = None,
+        index_quota: int | None = None,
+        fail_initialization: Iterable[str] = (),
+        fault_rules: Iterable[FaultRule | dict] = (),
+        seed: int = 0,
+        advertised_url: str | None = None,
+        flush_interval: float = 0.5,
+        record_exchanges: bool = False,
+    ) -> None:
+        self.host, self.port = host, port
+        self.api_keys: dict[str, str] | None = dict(api_keys) if api_keys else None
+        if api_key is not None:
+            self.api_keys = {**(self.api_keys or {}), api_key: DEFAULT_PROJECT}
+        self.settings = Settings(
+            ready_delay=ready_delay,
+            scale_delay=ready_delay if scale_delay is None else scale_delay,
+            terminate_delay=ready_delay if terminate_delay is None else terminate_delay,
+            collection_delay=ready_delay if collection_delay is None else collection_delay,
+            backup_delay=ready_delay if backup_delay is None else backup_delay,
+            restore_delay=ready_delay if restore_delay is None else restore_delay,
+            index_quota=index_quota,
+            fail_initialization=set(fail_initialization),
+        )
+        self.faults = Faults(seed, [r if isinstance(r, FaultRule) else FaultRule.parse(r) for r in fault_rules])
+        self.store = Store(state_dir)
+        self._advertised = advertised_url.rstrip("/") if advertised_url else None
+        self.flush_interval = flush_interval
+        self.exchanges: list[dict[str, Any]] | None = [] if record_exchanges else None
+        self._runner: web.AppRunner | None = None
+        self._flusher: asyncio.Task | None = None
+        self._flush_lock = asyncio.Lock()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- addresses -----------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The control-plane URL (pass it as `Pinecone(host=...)`)."""
+        if self._advertised:
+            return self._advertised
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    def index_host(self, name: str, project: str = DEFAULT_PROJECT) -> str:
+        from pinery.local.pinecone.render import index_host
+        return index_host(self.url, project, name)
+
+    # -- application ---------------------------------------------------------------------------
+    def build_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
+        app[EMULATOR] = self
+        for method, path, handler, name in control.ROUTES:
+            app.router.add_route(method, path, handler, name=name)
+        for method, path, handler, name in data.ROUTES:
+            app.router.add_route(method, data.PREFIX + path, handler, name=name)
+        admin.add_routes(app)
+        return app
+
+    def project(self, request: web.Request) -> str:
+        key = request.headers.get("Api-Key", "")
+        if not key:
+            raise ApiError(401, "API key is missing. Send it in the Api-Key header.", "UNAUTHENTICATED")
+        if self.api_keys is None:
+            return DEFAULT_PROJECT
+        project = self.api_keys.get(key)
+        if project is None:
+            raise ApiError(401, "Invalid API key.", "UNAUTHENTICATED")
+        return project
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler) -> web.StreamResponse:
+        if request.path.startswith(admin.PREFIX):
+            return await handler(request)
+        operation = request.match_info.route.name or "unknown"
+        self.faults.count_request(operation)
+        plane = "data" if operation in DATA_OPERATIONS or request.path.startswith("/index/") else "control"
+        try:
+            decision = self.faults.decide(operation)
+            if decision.delay:
+                await asyncio.sleep(decision.delay)
+            if decision.drop:
+                self.faults.count_response(operation, 0)
+                if request.transport is not None:
+                    request.transport.abort()
+                raise asyncio.CancelledError()
+            if decision.status:
+                headers = {"Retry-After": f"{decision.retry_after:g}"} if decision.retry_after is not None else {}
+                raise ApiError(decision.status, decision.message, headers=headers)
+            if operation == "unknown":
+                raise ApiError(404, f"No route for {request.method} {request.path}.", "NOT_FOUND")
+            version = request.headers.get("X-Pinecone-Api-Version")
+            if version != API_VERSION:
+                raise ApiError(400, f"The X-Pinecone-Api-Version header must be {API_VERSION} "
+                                    f"(got {version or 'none'}); this emulator serves API {API_VERSION}.",
+                               "INVALID_ARGUMENT")
+            self.project(request)  # authenticates
+            if self.store.refresh():
+                self.store.save()
+            response = await handler(request)
+        except ApiError as err:
+            body = err.data_body() if plane == "data" else err.control_body()
+            response = web.json_response(body, status=err.status, headers=err.headers)
+        except web.HTTPException as exc:  # 405 and friends from the router
+            err = ApiError(exc.status, exc.reason)
+            body = err.data_body() if plane == "data" else err.control_body()
+            response = web.json_response(body, status=err.status)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("emulator error in %s", operation)
+            err = ApiError(500, "Internal server error", "INTERNAL" if plane == "data" else "UNKNOWN")
+            response = web.json_response(err.data_body() if plane == "data" else err.control_body(), status=500)
+        self.faults.count_response(operation, response.status)
+        if self.exchanges is not None:
+            await self._record(request, response, operation, plane)
+        return response
+
+    async def _record(self, request: web.Request, response: web.Response, operation: str, plane: str) -> None:
+        path = request.path
+        if plane == "data" and "project" in request.match_info:
+            path = path[len(f"/index/{request.match_info['project']}/{request.match_info['index_name']}"):]
+        self.exchanges.append({
+            "operation": operation, "plane": plane, "method": request.method, "path": path,
+            "query": request.query_string, "headers": {k: ("***" if k.lower() == "api-key" else v) for k, v in request.headers.items()},
+            "body": await request.read(), "status": response.status,
+            "content_type": response.content_type, "response": response.body if isinstance(response.body, bytes) else b"",
+        })
+
+    # -- persistence ---------------------------------------------------------------------------
+    async def flush(self) -> None:
+        """Write changed vector data (a snapshot taken on the loop, written in a worker thread)."""
+        async with self._flush_lock:
+            changed, removed = self.store.take_dirty()
+            if changed or removed:
+                await asyncio.get_running_loop().run_in_executor(None, self.store.write_data, changed, removed)
+
+    async def _flush_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_interval)
+            try:
+                if self.store.refresh():
+                    self.store.save()
+                await self.flush()
+            except Exception:
+                log.exception("could not persist the emulator's state")
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._flush_lock = asyncio.Lock()
+        self._runner = web.AppRunner(self.build_app(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        await site.start()
+        if not self.port:
+            self.port = site._server.sockets[0].getsockname()[1]
+        if self.store.state_dir is not None:
+            self._flusher = asyncio.create_task(self._flush_forever())
+        log.info("Pinecone emulator serving API %s at %s", API_VERSION, self.url)
+
+    async def stop(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
+            try:
+                await self._flusher
+            except asyncio.CancelledError:
+                pass
+            self._flusher = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.store.refresh()
+        self.store.save()
+        await self.flush()
+
+    def start_in_thread(self, timeout: float = 30.0) -> PineconeEmulator:
+        """Serve from a daemon thread with its own event loop (for synchronous callers)."""
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:  # reported to the caller below
+                failure.append(exc)
+                started.set()
+                loop.close()
+                return
+            started.set()
+            loop.run_forever()
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="pinecone-emulator", daemon=True)
+        self._thread.start()
+        if not started.wait(timeout):
+            raise TimeoutError("the Pinecone emulator did not start in time")
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop_thread(self, timeout: float = 30.0) -> None:
+        if self._loop is None or self._thread is None:
+            return
+        asyncio.run_coroutine_threadsafe(self.stop(), self._loop).result(timeout)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+        self._thread = self._loop = None
+
+    def call(self, fn, *args):
+        """Run fn(*args) on the emulator's loop thread and return its result (thread mode)."""
+        if self._loop is None:
+            return fn(*args)
+
+        async def run():
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(30)
+
+
+async def serve_forever(emulator: PineconeEmulator) -> None:
+    """Serve until SIGINT or SIGTERM, then stop cleanly (pending vector data is written)."""
+    import signal
+
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
+    await emulator.start()
+    try:
+        await stopping.wait()
+    finally:
+        await emulator.stop()

@@ -1,0 +1,212 @@
+"""Vector storage and exact search with numpy (pure data structures, no I/O).
+
+A namespace keeps dense values in one growing float32 matrix, so a query is a single
+matrix-vector product; sparse values and metadata sit beside it row by row. Deletion moves the
+last row into the hole, keeping rows contiguous.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Sparse = tuple[np.ndarray, np.ndarray]  # (indices int64, values float32)
+
+
+@dataclass
+class Record:
+    id: str
+    values: list[float] | None
+    sparse: Sparse | None
+    metadata: dict[str, Any] | None
+
+
+class Namespace:
+    """The records of one namespace of one index."""
+
+    def __init__(self, dimension: int | None) -> None:
+        self.dimension = dimension
+        self.ids: list[str] = []
+        self.rows: dict[str, int] = {}
+        self.dense = np.zeros((0, dimension or 0), dtype=np.float32)
+        self.has_dense: list[bool] = []
+        self.sparse: list[Sparse | None] = []
+        self.metadata: list[dict[str, Any] | None] = []
+        self._norms: np.ndarray | None = None  # row norms for cosine, dropped on every write
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _grow(self, needed: int) -> None:
+        if needed <= self.dense.shape[0]:
+            return
+        capacity = max(needed, 2 * self.dense.shape[0], 64)
+        grown = np.zeros((capacity, self.dense.shape[1]), dtype=np.float32)
+        grown[: len(self.ids)] = self.dense[: len(self.ids)]
+        self.dense = grown
+
+    def upsert(self, records: Iterable[Record]) -> int:
+        count = 0
+        for rec in records:
+            row = self.rows.get(rec.id)
+            if row is None:
+                row = len(self.ids)
+                self._grow(row + 1)
+                self.ids.append(rec.id)
+                self.rows[rec.id] = row
+                self.has_dense.append(False)
+                self.sparse.append(None)
+                self.metadata.append(None)
+            self._write(row, rec.values, rec.sparse, rec.metadata, replace=True)
+            count += 1
+        return count
+
+    def norms(self) -> np.ndarray:
+        if self._norms is None:
+            self._norms = np.linalg.norm(self.dense[: len(self.ids)], axis=1)
+        return self._norms
+
+    def _write(self, row: int, values, sparse, metadata, replace: bool) -> None:
+        self._norms = None
+        if values is not None and self.dimension:
+            self.dense[row] = values
+            self.has_dense[row] = True
+        elif replace and self.dimension:
+            self.dense[row] = 0.0
+            self.has_dense[row] = False
+        if sparse is not None or replace:
+            self.sparse[row] = sparse
+        if replace:
+            self.metadata[row] = dict(metadata) if metadata else None
+        elif metadata:
+            merged = dict(self.metadata[row] or {})
+            merged.update(metadata)
+            self.metadata[row] = merged
+
+    def update(self, record_id: str, values, sparse, set_metadata) -> bool:
+        row = self.rows.get(record_id)
+        if row is None:
+            return False
+        self._write(row, values, sparse, set_metadata, replace=False)
+        return True
+
+    def update_metadata_where(self, predicate, set_metadata: Mapping[str, Any], dry_run: bool) -> int:
+        rows = self.matching_rows(predicate)
+        if not dry_run:
+            for row in rows:
+                self._write(int(row), None, None, set_metadata, replace=False)
+        return len(rows)
+
+    def delete(self, ids: Iterable[str]) -> int:
+        deleted = 0
+        self._norms = None
+        for record_id in ids:
+            row = self.rows.pop(record_id, None)
+            if row is None:
+                continue
+            last = len(self.ids) - 1
+            if row != last:
+                moved = self.ids[last]
+                self.ids[row] = moved
+                self.rows[moved] = row
+                if self.dimension:
+                    self.dense[row] = self.dense[last]
+                self.has_dense[row] = self.has_dense[last]
+                self.sparse[row] = self.sparse[last]
+                self.metadata[row] = self.metadata[last]
+            self.ids.pop()
+            self.has_dense.pop()
+            self.sparse.pop()
+            self.metadata.pop()
+            deleted += 1
+        return deleted
+
+    def get(self, record_id: str) -> Record | None:
+        row = self.rows.get(record_id)
+        return None if row is None else self.record(row)
+
+    def record(self, row: int) -> Record:
+        values = self.dense[row].tolist() if self.dimension and self.has_dense[row] else None
+        return Record(self.ids[row], values, self.sparse[row], self.metadata[row])
+
+    def matching_rows(self, predicate: Callable[[Mapping[str, Any]], bool] | None) -> np.ndarray:
+        if predicate is None:
+            return np.arange(len(self.ids))
+        empty: dict[str, Any] = {}
+        return np.fromiter(
+            (row for row, meta in enumerate(self.metadata) if predicate(meta or empty)), dtype=np.int64)
+
+    def scores(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
+               rows: np.ndarray) -> np.ndarray:
+        """Scores of the given rows; higher is better except for euclidean (squared distance)."""
+        total = np.zeros(len(rows), dtype=np.float64)
+        if query is not None and self.dimension:
+            whole = len(rows) == len(self.ids)
+            matrix = self.dense[: len(self.ids)] if whole else self.dense[rows]
+            dots = matrix @ query
+            if metric == "cosine":
+                norms = (self.norms() if whole else self.norms()[rows]) * float(np.linalg.norm(query))
+                total += np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+            elif metric == "euclidean":
+                diff = matrix - query
+                total += np.einsum("ij,ij->i", diff, diff)
+            else:
+                total += dots
+        if query_sparse is not None:
+            weights = dict(zip(query_sparse[0].tolist(), query_sparse[1].tolist()))
+            for i, row in enumerate(rows.tolist()):
+                stored = self.sparse[row]
+                if stored is not None:
+                    total[i] += sum(weights.get(k, 0.0) * v
+                                    for k, v in zip(stored[0].tolist(), stored[1].tolist()))
+        return total
+
+    def top(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
+            top_k: int, predicate=None) -> list[tuple[int, float]]:
+        rows = self.matching_rows(predicate)
+        if len(rows) == 0:
+            return []
+        scores = self.scores(metric, query, query_sparse, rows)
+        keyed = scores if metric == "euclidean" else -scores
+        k = min(top_k, len(rows))
+        best = np.argpartition(keyed, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
+        best = best[np.argsort(keyed[best], kind="stable")]
+        return [(int(rows[i]), float(scores[i])) for i in best]
+
+    def clone(self) -> Namespace:
+        other = Namespace(self.dimension)
+        other.ids = list(self.ids)
+        other.rows = dict(self.rows)
+        other.dense = self.dense[: len(self.ids)].copy()
+        other.has_dense = list(self.has_dense)
+        other.sparse = list(self.sparse)
+        other.metadata = copy.deepcopy(self.metadata)
+        return other
+
+
+@dataclass
+class IndexData:
+    """All namespaces of one index (or of a collection or backup snapshot)."""
+
+    dimension: int | None
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+
+    def namespace(self, name: str, create: bool = False) -> Namespace | None:
+        ns = self.namespaces.get(name)
+        if ns is None and create:
+            ns = self.namespaces[name] = Namespace(self.dimension)
+        return ns
+
+    def count(self) -> int:
+        return sum(len(ns) for ns in self.namespaces.values())
+
+    def clone(self) -> IndexData:
+        return IndexData(self.dimension, {k: v.clone() for k, v in self.namespaces.items()})
+
+    def size_bytes(self) -> int:
+        per_vector = 4 * (self.dimension or 0) + 64
+        return self.count() * per_vector

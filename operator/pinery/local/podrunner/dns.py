@@ -1,0 +1,134 @@
+"""Cluster DNS on loopback: every pod address and name, without touching the system resolver.
+
+Pods get a loopback address derived from their namespace and name, so a pod's DNS name
+(`<hostname>.<subdomain>.<namespace>.svc.<domain>`) resolves before the pod even starts, as
+with a real headless Service. Headless Service names resolve to the addresses of their pods.
+Resolution is offered two ways: a hosts file that the Python resolver hook (sitecustomize)
+reads, and rewriting of names in a container's environment and arguments, for code that
+resolves outside Python (torch's TCPStore, for example).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import re
+from dataclasses import dataclass, field
+
+DEFAULT_DOMAIN = "cluster.local"
+# A DNS name with at least one dot (bare words are never rewritten: too easy to hit by mistake).
+_NAME = re.compile(r"(?<![-a-zA-Z0-9.])[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+(?![-a-zA-Z0-9])")
+# Variables whose whole value is a host (or host:port) even when it has no dot.
+HOST_VARIABLES = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT")
+
+
+def pod_ip(namespace: str, name: str) -> str:
+    """A stable loopback address for a pod, away from 127.0.0.0/16 (used by the host itself)."""
+    h = int.from_bytes(hashlib.sha256(f"{namespace}/{name}".encode()).digest()[:4], "big")
+    return f"127.{100 + h % 100}.{(h >> 8) % 256}.{1 + (h >> 16) % 254}"
+
+
+@dataclass
+class ClusterDNS:
+    """Names known to the cluster: pods with hostname/subdomain, and Services."""
+
+    domain: str = DEFAULT_DOMAIN
+    # (namespace, subdomain) -> hostname -> ip
+    _pods: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    # (namespace, service) -> selector
+    _services: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    # (namespace, pod name) -> (labels, ip)
+    _labels: dict[tuple[str, str], tuple[dict[str, str], str]] = field(default_factory=dict)
+
+    def add_pod(self, pod: dict) -> str:
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        ns, name = meta.get("namespace", "default"), meta["name"]
+        ip = pod_ip(ns, name)
+        hostname, subdomain = spec.get("hostname"), spec.get("subdomain")
+        if hostname and subdomain:
+            self._pods.setdefault((ns, subdomain), {})[hostname] = ip
+        self._labels[(ns, name)] = (dict(meta.get("labels") or {}), ip)
+        return ip
+
+    def remove_pod(self, pod: dict) -> None:
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        ns = meta.get("namespace", "default")
+        self._labels.pop((ns, meta["name"]), None)
+        hosts = self._pods.get((ns, spec.get("subdomain") or ""))
+        if hosts and spec.get("hostname") in hosts:
+            del hosts[spec["hostname"]]
+
+    def add_service(self, service: dict) -> None:
+        meta = service["metadata"]
+        selector = (service.get("spec") or {}).get("selector") or {}
+        self._services[(meta.get("namespace", "default"), meta["name"])] = dict(selector)
+
+    def remove_service(self, service: dict) -> None:
+        meta = service["metadata"]
+        self._services.pop((meta.get("namespace", "default"), meta["name"]), None)
+
+    def _candidates(self, name: str, namespace: str) -> list[str]:
+        name = name.rstrip(".").lower()
+        if name.endswith("." + self.domain):
+            return [name]
+        return [f"{name}.{namespace}.svc.{self.domain}", f"{name}.svc.{self.domain}", f"{name}.{self.domain}"]
+
+    def resolve(self, name: str, namespace: str = "default") -> list[str]:
+        """Addresses of `name` as seen from a pod in `namespace` (search path applied)."""
+        for fqdn in self._candidates(name, namespace):
+            labels = fqdn[: -len(".svc." + self.domain)].split(".") if fqdn.endswith(".svc." + self.domain) else []
+            if len(labels) == 3:  # hostname.subdomain.namespace
+                hostname, subdomain, ns = labels
+                ip = self._pods.get((ns, subdomain), {}).get(hostname)
+                if ip:
+                    return [ip]
+            if len(labels) == 2:  # service.namespace
+                service, ns = labels
+                selector = self._services.get((ns, service))
+                if selector is not None:
+                    ips = sorted(
+                        ip for (pod_ns, _), (pod_labels, ip) in self._labels.items()
+                        if pod_ns == ns and selector and all(pod_labels.get(k) == v for k, v in selector.items())
+                    )
+                    if ips:
+                        return ips
+        return []
+
+    def hosts(self) -> dict[str, str]:
+        """Every fully-qualified name -> its first address (the resolver hook's table)."""
+        table: dict[str, str] = {}
+        for (ns, subdomain), hosts in self._pods.items():
+            for hostname, ip in hosts.items():
+                table[f"{hostname}.{subdomain}.{ns}.svc.{self.domain}"] = ip
+        for ns, service in self._services:
+            ips = self.resolve(f"{service}.{ns}.svc.{self.domain}", ns)
+            if ips:
+                table[f"{service}.{ns}.svc.{self.domain}"] = ips[0]
+        return table
+
+    def rewrite(self, text: str, namespace: str) -> str:
+        """`text` with every resolvable dotted cluster name replaced by its address."""
+        def replace(match: re.Match) -> str:
+            ips = self.resolve(match.group(0), namespace)
+            return ips[0] if ips else match.group(0)
+
+        return _NAME.sub(replace, text)
+
+    def rewrite_env(self, env: dict[str, str], namespace: str) -> dict[str, str]:
+        out = {}
+        for key, value in env.items():
+            if key in HOST_VARIABLES:
+                host, sep, port = value.rpartition(":") if ":" in value else (value, "", "")
+                ips = self.resolve(host, namespace)
+                value = f"{ips[0]}{sep}{port}" if ips else self.rewrite(value, namespace)
+            else:
+                value = self.rewrite(value, namespace)
+            out[key] = value
+        return out
+
+
+def is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False

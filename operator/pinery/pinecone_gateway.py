@@ -1,0 +1,196 @@
+"""Every call pinery makes to Pinecone goes through here (the SDK, 9.x, API 2025-10).
+
+- one SDK client per API key (keys are never logged; clients are keyed by a hash);
+- a global cap on calls in flight, so that hundreds of VectorIndexes cannot storm Pinecone;
+- one `list_indexes` per API key per resync sweep, shared by every object that asks;
+- SDK objects become plain dicts in the REST shape, SDK exceptions become `PineconeCallError`
+  carrying a `PineconeFailure` with the key removed from every message.
+
+Moving to a newer Pinecone API is a change to this module alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pinery.vectorindex.errors import PineconeFailure, redact
+
+# The SDK retries retryable statuses itself, sleeping in our worker thread; one retry keeps
+# that bounded, and the operator's own requeue (honouring Retry-After) does the rest.
+SDK_MAX_RETRIES = 1
+SDK_TIMEOUT_SECONDS = 20.0
+_MAX_CLIENTS = 64
+
+
+class PineconeCallError(Exception):
+    """A failed Pinecone call; `failure` says how, without secrets."""
+
+    def __init__(self, failure: PineconeFailure):
+        super().__init__(f"{failure.operation}: {failure.status}: {failure.message}")
+        self.failure = failure
+
+
+@dataclass
+class _Listing:
+    at: float
+    indexes: dict[str, dict]
+
+
+def key_id(api_key: str) -> str:
+    """A stable, non-reversible name for an API key (for caches and logs)."""
+    return hashlib.sha256(api_key.encode()).hexdigest()[:12]
+
+
+def index_to_dict(model: Any) -> dict[str, Any]:
+    """An SDK IndexModel (msgspec Struct) as a REST-shaped dict."""
+    import msgspec
+
+    data = msgspec.to_builtins(model)
+    spec = data.get("spec") or {}
+    data["spec"] = {k: v for k, v in spec.items() if v is not None}
+    return data
+
+
+def failure_from(exc: BaseException, operation: str, api_key: str) -> PineconeFailure:
+    """Reduce any SDK exception to what the operator needs to decide."""
+    from pinecone.errors.exceptions import ApiError, PineconeTimeoutError, PineconeValueError
+
+    message = redact(getattr(exc, "message", None) or str(exc), [api_key])
+    if isinstance(exc, ApiError):
+        return PineconeFailure(
+            operation,
+            exc.status_code,
+            exc.error_code,
+            message,
+            getattr(exc, "retry_after", None),
+        )
+    if isinstance(exc, PineconeValueError):
+        return PineconeFailure(operation, 400, "INVALID_ARGUMENT", message)
+    if isinstance(exc, (PineconeTimeoutError, TimeoutError)):
+        return PineconeFailure(operation, None, "TIMEOUT", message or "timed out")
+    return PineconeFailure(operation, None, type(exc).__name__, message or type(exc).__name__)
+
+
+class PineconeGateway:
+    """Pinecone's control plane as the operator uses it. Methods are coroutines; the blocking
+    SDK runs in worker threads under a concurrency cap."""
+
+    def __init__(
+        self,
+        host: str = "",
+        concurrency: int = 8,
+        on_call: Callable[[str, str], None] | None = None,
+    ):
+        self.host = host
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._clients: OrderedDict[str, Any] = OrderedDict()
+        self._clients_lock = threading.Lock()
+        self._listings: dict[str, _Listing] = {}
+        self._listing_locks: dict[str, asyncio.Lock] = {}
+        # (operation, outcome) -> None, for metrics; outcome is an HTTP status or "ok"/"error".
+        self._on_call = on_call or (lambda operation, outcome: None)
+
+    def _client(self, api_key: str) -> Any:
+        from pinecone import Pinecone, RetryConfig
+
+        kid = key_id(api_key)
+        with self._clients_lock:
+            client = self._clients.get(kid)
+            if client is None:
+                client = Pinecone(
+                    api_key=api_key,
+                    host=self.host or None,
+                    timeout=SDK_TIMEOUT_SECONDS,
+                    retry_config=RetryConfig(max_retries=SDK_MAX_RETRIES),
+                    source_tag="pinery",
+                )
+                self._clients[kid] = client
+                while len(self._clients) > _MAX_CLIENTS:
+                    self._clients.popitem(last=False)
+            else:
+                self._clients.move_to_end(kid)
+            return client
+
+    async def _call(self, operation: str, api_key: str, fn: Callable[[Any], Any]) -> Any:
+        async with self._semaphore:
+            try:
+                result = await asyncio.to_thread(lambda: fn(self._client(api_key)))
+            except Exception as exc:  # every SDK failure becomes a PineconeFailure
+                failure = failure_from(exc, operation, api_key)
+                self._on_call(operation, str(failure.status or "error"))
+                raise PineconeCallError(failure) from None
+        self._on_call(operation, "ok")
+        return result
+
+    async def describe(self, api_key: str, name: str) -> dict | None:
+        """The index named `name`, or None when Pinecone has none."""
+        try:
+            model = await self._call("describe_index", api_key, lambda pc: pc.describe_index(name))
+        except PineconeCallError as exc:
+            if exc.failure.status == 404:
+                return None
+            raise
+        return index_to_dict(model)
+
+    async def list_indexes(self, api_key: str) -> dict[str, dict]:
+        """Every index of the key's project, by name."""
+        models = await self._call("list_indexes", api_key, lambda pc: list(pc.list_indexes()))
+        return {m.name: index_to_dict(m) for m in models}
+
+    async def describe_from_listing(self, api_key: str, name: str, max_age: float) -> dict | None:
+        """The index as seen by a shared `list_indexes` at most `max_age` seconds old.
+
+        Drift-repair sweeps use this: however many VectorIndexes share a key, one list call
+        per sweep serves them all.
+        """
+        kid = key_id(api_key)
+        lock = self._listing_locks.setdefault(kid, asyncio.Lock())
+        async with lock:
+            listing = self._listings.get(kid)
+            if listing is None or time.monotonic() - listing.at > max_age:
+                listing = _Listing(time.monotonic(), await self.list_indexes(api_key))
+                self._listings[kid] = listing
+        return listing.indexes.get(name)
+
+    def forget_listing(self, api_key: str) -> None:
+        """Drop the cached listing of a key (after this operator changed something)."""
+        self._listings.pop(key_id(api_key), None)
+
+    async def create(self, api_key: str, request: dict[str, Any]) -> dict:
+        """Create an index (returns at once; readiness is polled by the caller)."""
+        body = dict(request)
+        model = await self._call(
+            "create_index",
+            api_key,
+            lambda pc: pc.create_index(
+                name=body["name"],
+                spec=body["spec"],
+                dimension=body.get("dimension"),
+                metric=body["metric"],
+                vector_type=body["vector_type"],
+                deletion_protection=body["deletion_protection"],
+                tags=body.get("tags"),
+                timeout=-1,
+            ),
+        )
+        self.forget_listing(api_key)
+        return index_to_dict(model)
+
+    async def configure(self, api_key: str, name: str, changes: dict[str, Any]) -> None:
+        await self._call("configure_index", api_key, lambda pc: pc.configure_index(name, **changes))
+        self.forget_listing(api_key)
+
+    async def delete(self, api_key: str, name: str) -> None:
+        """Ask Pinecone to delete the index (returns at once). An absent index is not an error."""
+        try:
+            await self._call("delete_index", api_key, lambda pc: pc.delete_index(name, timeout=-1))
+        except PineconeCallError as exc:
+            if exc.failure.status != 404:
+                raise
+        self.forget_listing(api_key)

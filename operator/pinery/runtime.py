@@ -1,0 +1,100 @@
+"""Running the operator: Kopf configured with pinery's settings (`pinery run`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+import kopf
+
+from pinery.handlers import register_all
+from pinery.services import Services
+from pinery.settings import OperatorSettings
+
+# Kopf keeps its bookkeeping in annotations under this prefix (not in status: the CRDs'
+# status schemas would prune it).
+ANNOTATION_PREFIX = "pinery.dev"
+FINALIZER = "pinery.dev/finalizer"
+
+
+def kopf_settings(settings: OperatorSettings) -> kopf.OperatorSettings:
+    ks = kopf.OperatorSettings()
+    ks.persistence.finalizer = FINALIZER
+    ks.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=ANNOTATION_PREFIX)
+    ks.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=ANNOTATION_PREFIX, key="last-handled-configuration"
+    )
+    # Events are posted explicitly (kopf.event) for state changes, not for every log line.
+    ks.posting.level = logging.WARNING
+    ks.watching.server_timeout = 300
+    ks.watching.client_timeout = 330
+    ks.networking.request_timeout = 60
+    ks.peering.standalone = not settings.peering
+    if settings.peering:
+        ks.peering.name = settings.peering
+        ks.peering.clusterwide = not settings.namespaces
+    return ks
+
+
+def build_registry(services: Services) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    register_all(registry, services)
+
+    @kopf.on.login(registry=registry)
+    def pinery_login(**_: Any) -> kopf.ConnectionInfo:
+        # One source of credentials: the same configuration the operator's own client uses.
+        return connection_info(services.kube.api_client.configuration)
+
+    return registry
+
+
+def connection_info(configuration: Any) -> kopf.ConnectionInfo:
+    auth = (configuration.api_key or {}).get("authorization") or (configuration.api_key or {}).get("BearerToken")
+    scheme, _, token = (auth or "").partition(" ")
+    return kopf.ConnectionInfo(
+        server=configuration.host,
+        ca_path=configuration.ssl_ca_cert,
+        insecure=not configuration.verify_ssl,
+        scheme=scheme or None,
+        token=token or None,
+        certificate_path=configuration.cert_file,
+        private_key_path=configuration.key_file,
+        default_namespace="default",
+    )
+
+
+def operator_kwargs(settings: OperatorSettings) -> dict[str, Any]:
+    """The arguments of kopf.operator()/KopfRunner that depend on settings."""
+    return {
+        "standalone": not settings.peering,
+        "peering_name": settings.peering or None,
+        "clusterwide": not settings.namespaces,
+        "namespaces": list(settings.namespaces),
+        "liveness_endpoint": f"http://0.0.0.0:{settings.health_port}/healthz" if settings.health_port else None,
+    }
+
+
+def configure_logging(settings: OperatorSettings, verbose: bool = False) -> None:
+    log_format = kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.PLAIN
+    kopf.configure(verbose=verbose, log_format=log_format)
+
+
+async def operate(
+    services: Services,
+    *,
+    stop_flag: asyncio.Event | threading.Event | None = None,
+    ready_flag: asyncio.Event | threading.Event | None = None,
+) -> None:
+    """Run the operator until stopped (the coroutine `pinery run` and local mode use)."""
+    settings = services.settings
+    if settings.metrics_port:
+        services.metrics.serve(settings.metrics_port)
+    await kopf.operator(
+        registry=build_registry(services),
+        settings=kopf_settings(settings),
+        stop_flag=stop_flag,
+        ready_flag=ready_flag,
+        **operator_kwargs(settings),
+    )

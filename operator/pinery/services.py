@@ -1,0 +1,28 @@
+"""What handlers share: settings and the gateways to Kubernetes, Pinecone and metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pinery.kube import Kube, load_api_client
+from pinery.metrics import Metrics
+from pinery.pinecone_gateway import PineconeGateway
+from pinery.settings import OperatorSettings
+
+
+@dataclass
+class Services:
+    settings: OperatorSettings
+    kube: Kube
+    pinecone: PineconeGateway
+    metrics: Metrics
+
+    @classmethod
+    def create(cls, settings: OperatorSettings, kubeconfig: str | None = None) -> "Services":
+        metrics = Metrics()
+        return cls(
+            settings=settings,
+            kube=Kube(load_api_client(kubeconfig)),
+            pinecone=PineconeGateway(settings.pinecone_host, settings.pinecone_concurrency, on_call=metrics.pinecone_call),
+            metrics=metrics,
+        )

@@ -1,0 +1,8 @@
+"""Fixtures of the integration tests; each component's fixtures live in their own module."""
+
+from tests.integration.conftest_pinecone import (  # noqa: F401
+    make_pinecone_emulator,
+    pinecone_admin,
+    pinecone_client,
+    pinecone_emulator,
+)

@@ -1,0 +1,61 @@
+"""Reading pods: reasons, exit codes and torchrun's failure summary, the real one included."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pinery.fsdpjob.observe import torchrun_root_cause, view_pod
+from tests.unit.fsdpjob.test_lifecycle import TORCHRUN_78
+
+
+def pod(status, labels=None, **meta):
+    return {"metadata": {"name": "j-node-1", "uid": "u", "labels": labels or {"pinery.dev/node-rank": "1", "pinery.dev/attempt": "2"}, **meta}, "status": status}
+
+
+def test_summary_root_cause():
+    cause = torchrun_root_cause(TORCHRUN_78)
+    assert (cause.rank, cause.exit_code) == (3, 78)
+    assert torchrun_root_cause("exitcode : 5") is None and torchrun_root_cause(None) is None
+    signal = TORCHRUN_78.replace("exitcode  : 78", "exitcode  : -9")
+    assert torchrun_root_cause(signal).exit_code == 137
+
+
+@pytest.mark.slow
+def test_summary_of_a_real_torchrun_failure(tmp_path):
+    """torchrun exits 1 whatever its worker returned; the summary it prints keeps the code."""
+    script = tmp_path / "fail.py"
+    script.write_text("import sys\nsys.exit(78)\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "1", "--master-port", "29631", str(script)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1
+    # The kubelet keeps the log's tail (at most 80 lines / 2048 bytes) as the termination message.
+    tail = "\n".join((result.stdout + result.stderr).splitlines()[-80:])[-2048:]
+    assert torchrun_root_cause(tail).exit_code == 78
+
+
+def test_labels_and_owner():
+    view = view_pod(pod({"phase": "Running"}, ownerReferences=[{"controller": True, "uid": "job"}]))
+    assert (view.rank, view.attempt, view.controller_uid, view.running) == (1, 2, "job", True)
+    assert view_pod(pod({}, labels={"pinery.dev/node-rank": "x"})).rank is None
+
+
+@pytest.mark.parametrize(
+    "status, reason",
+    [
+        ({"phase": "Failed", "reason": "Evicted", "message": "low on memory"}, "Evicted"),
+        ({"phase": "Unknown"}, "NodeLost"),
+        ({"phase": "Failed", "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}, "PreemptionByScheduler"),
+        ({"phase": "Failed", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 1}}}]}, "Rank0Unreachable"),
+        ({"phase": "Failed", "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}, "OOMKilled"),
+        ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"running": {}}}]}, "WaitingForRank0"),
+        ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"waiting": {"reason": "ErrImagePull"}}}]}, "ErrImagePull"),
+        ({"phase": "Pending", "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "CreateContainerConfigError"}}}]}, "CreateContainerConfigError"),
+        ({"phase": "Succeeded", "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 0}}}]}, "Completed"),
+    ],
+)
+def test_reasons(status, reason):
+    assert view_pod(pod(status)).reason == reason

@@ -1,0 +1,196 @@
+"""The pod runner's pure parts: cluster DNS, environment resolution, volumes and status."""
+
+import base64
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from pinery.local.podrunner.dns import ClusterDNS, is_loopback, pod_ip
+from pinery.local.podrunner.environment import EnvError, container_env, expand
+from pinery.local.podrunner.status import ContainerRun, PodRun, phase_of, pod_status
+from pinery.local.podrunner.volumes import mount_map, prepare_volumes, rewrite_paths
+
+
+def pod(name, ns="default", hostname=None, subdomain=None, labels=None, **spec):
+    p = {"metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "labels": labels or {}}, "spec": dict(spec)}
+    if hostname:
+        p["spec"]["hostname"] = hostname
+    if subdomain:
+        p["spec"]["subdomain"] = subdomain
+    return p
+
+
+# --- DNS -------------------------------------------------------------------------------
+
+def test_pod_addresses_are_stable_loopback_and_distinct():
+    a, b = pod_ip("default", "job-node-0"), pod_ip("default", "job-node-1")
+    assert a == pod_ip("default", "job-node-0") and a != b
+    assert is_loopback(a) and not a.startswith("127.0.")
+
+
+def test_pod_names_resolve_with_the_search_path():
+    dns = ClusterDNS()
+    ip = dns.add_pod(pod("job-node-0", ns="team", hostname="job-node-0", subdomain="job", labels={"job": "job"}))
+    for name in ("job-node-0.job.team.svc.cluster.local", "job-node-0.job.team.svc", "job-node-0.job.team"):
+        assert dns.resolve(name, "other") == [ip]
+    assert dns.resolve("job-node-0.job", "team") == [ip]
+    assert dns.resolve("job-node-0.job", "other") == []
+
+
+def test_headless_services_resolve_to_their_pods():
+    dns = ClusterDNS()
+    ips = sorted(dns.add_pod(pod(f"p{i}", labels={"app": "x"})) for i in range(2))
+    dns.add_pod(pod("other", labels={"app": "y"}))
+    dns.add_service({"metadata": {"name": "svc", "namespace": "default"}, "spec": {"selector": {"app": "x"}}})
+    assert dns.resolve("svc", "default") == ips
+    assert dns.hosts()["svc.default.svc.cluster.local"] == ips[0]
+    dns.remove_pod(pod("p0", labels={"app": "x"}))
+    assert len(dns.resolve("svc.default", "x")) == 1
+
+
+def test_rewriting_replaces_only_resolvable_names():
+    dns = ClusterDNS()
+    ip = dns.add_pod(pod("j-node-0", hostname="j-node-0", subdomain="j"))
+    text = "--master j-node-0.j.default.svc.cluster.local:29500 pinery_trainer.smoke config.yaml"
+    assert dns.rewrite(text, "default") == f"--master {ip}:29500 pinery_trainer.smoke config.yaml"
+    env = dns.rewrite_env({"MASTER_ADDR": "j-node-0.j.default.svc.cluster.local", "PET_RDZV_ENDPOINT": "j-node-0.j:29400", "OTHER": "x"}, "default")
+    assert env == {"MASTER_ADDR": ip, "PET_RDZV_ENDPOINT": f"{ip}:29400", "OTHER": "x"}
+
+
+def test_resolver_hook_resolves_names_in_python_processes(tmp_path):
+    from pinery.local.podrunner.runner import RESOLVER_DIR
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("j-node-0.j.default.svc.cluster.local 127.101.2.3\n")
+    code = "import socket; print(socket.gethostbyname('j-node-0.j.default.svc.cluster.local'), socket.getaddrinfo('j-node-0.j', 80)[0][4][0])"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(RESOLVER_DIR), "PINERY_LOCAL_HOSTS": str(hosts), "PINERY_LOCAL_SEARCH": "default.svc.cluster.local"},
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert out == ["127.101.2.3", "127.101.2.3"]
+    assert socket.gethostbyname("localhost").startswith("127.")
+
+
+# --- environment ---------------------------------------------------------------------
+
+OBJECTS = {
+    ("ConfigMap", "cfg"): {"metadata": {"name": "cfg", "namespace": "default"}, "data": {"A": "1", "B": "2"}},
+    ("Secret", "sec"): {"metadata": {"name": "sec", "namespace": "default"}, "data": {"KEY": base64.b64encode(b"s3cret").decode()}},
+}
+
+
+def lookup(kind, name):
+    return OBJECTS.get((kind, name))
+
+
+def test_container_env_resolves_every_source():
+    container = {
+        "envFrom": [{"configMapRef": {"name": "cfg"}, "prefix": "CFG_"}],
+        "env": [
+            {"name": "PLAIN", "value": "x"},
+            {"name": "EXPANDED", "value": "$(PLAIN)-$(CFG_A)-$$(PLAIN)"},
+            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            {"name": "LABEL", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}},
+            {"name": "SECRET", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "KEY"}}},
+            {"name": "CM", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "B"}}},
+            {"name": "OPT", "valueFrom": {"secretKeyRef": {"name": "missing", "key": "K", "optional": True}}},
+            {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}},
+        ],
+        "resources": {"limits": {"cpu": "2"}},
+    }
+    env = container_env(pod("p", labels={"app": "web"}), container, lookup, pod_ip="127.100.0.1", node="n")
+    assert env == {
+        "CFG_A": "1", "CFG_B": "2", "PLAIN": "x", "EXPANDED": "x-1-$(PLAIN)", "POD": "p", "IP": "127.100.0.1",
+        "LABEL": "web", "SECRET": "s3cret", "CM": "2", "CPU": "2",
+    }
+
+
+@pytest.mark.parametrize(
+    "var, message",
+    [
+        ({"name": "X", "valueFrom": {"secretKeyRef": {"name": "missing", "key": "K"}}}, 'secret "missing" not found'),
+        ({"name": "X", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "NOPE"}}}, "couldn't find key NOPE"),
+    ],
+)
+def test_missing_references_are_config_errors(var, message):
+    with pytest.raises(EnvError, match=message):
+        container_env(pod("p"), {"env": [var]}, lookup, pod_ip="", node="n")
+
+
+def test_expand():
+    assert expand("$(A)/$(B)", {"A": "1"}) == "1/$(B)"
+
+
+# --- volumes ---------------------------------------------------------------------------
+
+def test_volumes_and_mount_rewriting(tmp_path):
+    p = pod("p", volumes=[
+        {"name": "cfg", "configMap": {"name": "cfg", "items": [{"key": "A", "path": "conf/a.txt"}]}},
+        {"name": "sec", "secret": {"secretName": "sec"}},
+        {"name": "scratch", "emptyDir": {}},
+        {"name": "ckpt", "persistentVolumeClaim": {"claimName": "ckpt"}},
+    ])
+    dirs = prepare_volumes(p, tmp_path / "pod", tmp_path / "state", lookup)
+    assert (dirs["cfg"] / "conf/a.txt").read_text() == "1"
+    assert (dirs["sec"] / "KEY").read_bytes() == b"s3cret"
+    assert dirs["ckpt"] == tmp_path / "state" / "volumes" / "default" / "ckpt" and dirs["ckpt"].is_dir()
+    mounts = mount_map({"volumeMounts": [
+        {"name": "cfg", "mountPath": "/etc/app"},
+        {"name": "ckpt", "mountPath": "/checkpoints/"},
+        {"name": "scratch", "mountPath": "/etc/app/cache"},
+    ]}, dirs)
+    assert rewrite_paths("--config /etc/app/conf/a.txt", mounts) == f"--config {dirs['cfg']}/conf/a.txt"
+    assert rewrite_paths("/etc/app/cache/x", mounts) == f"{dirs['scratch']}/x"
+    assert rewrite_paths("DIR=/checkpoints", mounts) == f"DIR={dirs['ckpt']}"
+    assert rewrite_paths("/checkpointsX /etc/apps", mounts) == "/checkpointsX /etc/apps"
+
+
+def test_memory_backed_empty_dir_lives_in_shared_memory(tmp_path):
+    dirs = prepare_volumes(pod("p", volumes=[{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]), tmp_path, tmp_path, lookup)
+    assert str(dirs["dshm"]).startswith("/dev/shm/") or str(dirs["dshm"]).startswith(str(tmp_path))
+    assert dirs["dshm"].is_dir()
+
+
+def test_missing_config_map_volume_is_a_config_error(tmp_path):
+    with pytest.raises(EnvError, match='configmap "nope" not found'):
+        prepare_volumes(pod("p", volumes=[{"name": "v", "configMap": {"name": "nope"}}]), tmp_path, tmp_path, lookup)
+
+
+# --- status ----------------------------------------------------------------------------
+
+def run_with(init=(), main=()):
+    return PodRun(init=[ContainerRun(n, state=s, exit_code=c) for n, s, c in init],
+                  main=[ContainerRun(n, state=s, exit_code=c) for n, s, c in main], pod_ip="127.100.0.1")
+
+
+@pytest.mark.parametrize(
+    "run, policy, phase",
+    [
+        (run_with(main=[("a", "waiting", None)]), "Never", "Pending"),
+        (run_with(init=[("i", "running", None)], main=[("a", "waiting", None)]), "Never", "Pending"),
+        (run_with(init=[("i", "terminated", 1)], main=[("a", "waiting", None)]), "Never", "Failed"),
+        (run_with(init=[("i", "terminated", 0)], main=[("a", "running", None)]), "Never", "Running"),
+        (run_with(main=[("a", "terminated", 0), ("b", "running", None)]), "Never", "Running"),
+        (run_with(main=[("a", "terminated", 0), ("b", "terminated", 0)]), "Never", "Succeeded"),
+        (run_with(main=[("a", "terminated", 0), ("b", "terminated", 2)]), "Never", "Failed"),
+        (run_with(main=[("a", "terminated", 2)]), "OnFailure", "Running"),
+        (run_with(main=[("a", "terminated", 0)]), "Always", "Running"),
+    ],
+)
+def test_phase(run, policy, phase):
+    assert phase_of(run, policy) == phase
+
+
+def test_status_document():
+    run = run_with(main=[("train", "terminated", 3)])
+    run.main[0].reason = "Error"
+    status = pod_status(run, "Never", "2026-11-30T00:00:00Z")
+    assert status["phase"] == "Failed" and status["podIP"] == "127.100.0.1"
+    cs = status["containerStatuses"][0]
+    assert cs["state"]["terminated"]["exitCode"] == 3 and cs["state"]["terminated"]["reason"] == "Error"
+    assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "False"
+    assert "initContainerStatuses" not in status

@@ -1,0 +1,68 @@
+"""`pinery render`: the operator's children of each FSDPJob, through the real CLI."""
+
+import yaml
+
+from pinery.fsdpjob import plan
+from pinery.settings import OperatorSettings
+from tests.conftest import REPO_ROOT, run_pinery
+from tests.unit.fsdpjob.cluster import T0
+from tests.unit.fsdpjob.k8s import assert_valid
+
+JOB = """apiVersion: pinery.dev/v1alpha1
+kind: FSDPJob
+metadata:
+  name: train
+  namespace: ml
+spec:
+  numNodes: 2
+  nprocPerNode: 2
+  shmSize: 1Gi
+"""
+
+
+def test_renders_exactly_what_the_first_reconcile_creates():
+    result = run_pinery("render", "-f", "-", "--uid", "abc", stdin=JOB)
+    assert result.returncode == 0, result.stderr
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("Service", "train"), ("ConfigMap", "train-trainer"), ("Pod", "train-node-0"), ("Pod", "train-node-1"),
+    ]
+    assert "&id" not in result.stdout and result.stderr == ""
+    job = yaml.safe_load(JOB)
+    job["metadata"]["uid"] = "abc"
+    assert list(plan(job, [], T0, settings=OperatorSettings()).create) == docs
+    for doc in docs:
+        assert_valid(doc)
+
+
+def test_examples_render_valid_objects_with_namespace_and_settings_from_the_environment():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PINERY_OPERATOR_IMAGE": "registry.local/pinery:dev", "PINERY_CLUSTER_DOMAIN": "corp.internal"}
+    result = subprocess.run([sys.executable, "-m", "pinery", "render", "-f", "examples/", "-n", "team-a"], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert {d["metadata"]["namespace"] for d in docs} == {"team-a"}
+    inits = [d["spec"]["initContainers"][0] for d in docs if d["kind"] == "Pod" and "initContainers" in d["spec"]]
+    assert inits and all(i["image"] == "registry.local/pinery:dev" for i in inits)
+    assert all(".svc.corp.internal:" in i["command"][2] for i in inits)
+    for doc in docs:
+        assert_valid(doc)
+
+
+def test_invalid_input_gives_validates_messages_and_exit_1():
+    bad = JOB.replace("numNodes: 2", "numNodes: 0") + "---\nkind: ConfigMap\napiVersion: v1\nmetadata: {name: cm}\n"
+    rendered = run_pinery("render", "-f", "-", stdin=bad)
+    validated = run_pinery("validate", "-f", "-", stdin=bad)
+    assert rendered.returncode == validated.returncode == 1
+    assert rendered.stdout == "" and rendered.stderr == validated.stderr
+    assert "FSDPJob/train: spec.numNodes: Invalid value: 0" in rendered.stderr
+
+
+def test_vectorindexes_render_nothing_and_missing_files_are_clear():
+    result = run_pinery("render", "-f", "examples/vectorindex-serverless.yaml")
+    assert result.returncode == 0 and result.stdout == ""
+    result = run_pinery("render", "-f", "/no/such.yaml")
+    assert result.returncode == 1 and "cannot read /no/such.yaml" in result.stderr

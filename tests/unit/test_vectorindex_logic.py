@@ -1,0 +1,276 @@
+"""The pure VectorIndex decisions, table-driven."""
+
+import pytest
+
+from pinery.api.vectorindex import VectorIndexSpec
+from pinery.vectorindex.adoption import immutable_differences
+from pinery.vectorindex.desired import configure_changes, create_request
+from pinery.vectorindex.errors import PineconeFailure, backoff, classify, readiness_delay, redact
+from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags, tag_value
+from pinery.vectorindex.reconcile import Identity, decide, decide_deletion
+from pinery.vectorindex.status import phase
+
+WHO = Identity("prod", "search", "docs")
+OWNED = ownership_tags("prod", "search", "docs")
+
+
+def spec(**kw):
+    base = {"dimension": 8, "serverless": {"cloud": "aws", "region": "us-east-1"}}
+    return VectorIndexSpec.model_validate({**base, **kw})
+
+
+def pod_spec(**pod):
+    return VectorIndexSpec.model_validate({"dimension": 8, "pod": {"environment": "us-east1-gcp", **pod}})
+
+
+def index(state="Ready", ready=True, tags=OWNED, **kw):
+    base = {
+        "name": "docs",
+        "dimension": 8,
+        "metric": "cosine",
+        "vector_type": "dense",
+        "host": "docs-abc.svc.pinecone.io",
+        "deletion_protection": "disabled",
+        "tags": dict(tags),
+        "spec": {"serverless": {"cloud": "aws", "region": "us-east-1"}},
+        "status": {"ready": ready, "state": state},
+    }
+    base.update(kw)
+    return base
+
+
+def pod_index(**pod):
+    return index(spec={"pod": {"environment": "us-east1-gcp", "pod_type": "p1.x1", "pods": 1, "replicas": 1, "shards": 1, **pod}})
+
+
+# --- ownership -------------------------------------------------------------------------
+
+def test_ownership_tags_and_checks():
+    assert OWNED == {"pinery-cluster": "prod", "pinery-namespace": "search", "pinery-name": "docs"}
+    assert is_owned_by(index(), "prod", "search", "docs")
+    assert not is_owned_by(index(), "prod", "search", "other")
+    assert not is_owned_by(index(tags={}), "prod", "search", "docs")
+    assert owner_of(index()) == "prod/search/docs" and owner_of(index(tags={"a": "b"})) is None
+
+
+def test_long_tag_values_are_shortened_uniquely():
+    a, b = tag_value("x" * 200), tag_value("x" * 199 + "y")
+    assert len(a) == 120 and a != b and tag_value("short") == "short"
+
+
+# --- requests --------------------------------------------------------------------------
+
+def test_create_request_serverless():
+    req = create_request(spec(tags={"team": "a"}, deletionProtection=True), "docs", OWNED)
+    assert req == {
+        "name": "docs", "dimension": 8, "metric": "cosine", "vector_type": "dense",
+        "deletion_protection": "enabled", "tags": {"team": "a", **OWNED},
+        "spec": {"serverless": {"cloud": "aws", "region": "us-east-1"}},
+    }
+
+
+def test_create_request_pod_and_sparse_and_byoc():
+    req = create_request(pod_spec(replicas=2, shards=2, podType="p2.x2", metadataConfig={"indexed": ["a"]}), "p", {})
+    assert req["spec"] == {"pod": {"environment": "us-east1-gcp", "pod_type": "p2.x2", "pods": 4, "replicas": 2, "shards": 2, "metadata_config": {"indexed": ["a"]}}}
+    sparse = VectorIndexSpec.model_validate({"vectorType": "sparse", "serverless": {"cloud": "gcp", "region": "x"}})
+    req = create_request(sparse, "s", {})
+    assert "dimension" not in req and req["metric"] == "dotproduct" and req["vector_type"] == "sparse"
+    byoc = VectorIndexSpec.model_validate({"dimension": 3, "byoc": {"environment": "aws-x"}})
+    assert create_request(byoc, "b", {})["spec"] == {"byoc": {"environment": "aws-x"}}
+
+
+@pytest.mark.parametrize(
+    "the_spec, the_index, expected",
+    [
+        (spec(), index(), {}),
+        (spec(deletionProtection=True), index(), {"deletion_protection": "enabled"}),
+        (spec(tags={"team": "a"}), index(), {"tags": {"team": "a"}}),
+        (spec(), index(tags={**OWNED, "old": "x"}), {"tags": {"old": ""}}),
+        (spec(), index(tags={}), {"tags": OWNED}),
+        (pod_spec(replicas=3), pod_index(), {"replicas": 3}),
+        (pod_spec(podType="p1.x2"), pod_index(), {"pod_type": "p1.x2"}),
+    ],
+)
+def test_configure_changes(the_spec, the_index, expected):
+    assert configure_changes(the_spec, the_index, OWNED) == expected
+
+
+@pytest.mark.parametrize(
+    "the_spec, the_index, fields",
+    [
+        (spec(), index(), []),
+        (spec(dimension=9), index(), ["dimension"]),
+        (spec(metric="euclidean"), index(), ["metric"]),
+        (spec(serverless={"cloud": "gcp", "region": "us-east-1"}), index(), ["serverless.cloud"]),
+        (spec(serverless={"cloud": "aws", "region": "eu-west-1"}), index(), ["serverless.region"]),
+        (pod_spec(), index(), ["deployment type"]),
+        (pod_spec(shards=2), pod_index(), ["pod.shards"]),
+        (pod_spec(environment="eu-west1-gcp"), pod_index(), ["pod.environment"]),
+        (pod_spec(metadataConfig={"indexed": ["a"]}), pod_index(), ["pod.metadataConfig.indexed"]),
+        (pod_spec(metadataConfig={"indexed": ["b", "a"]}), pod_index(metadata_config={"indexed": ["a", "b"]}), []),
+        (pod_spec(podType="s1.x1"), pod_index(), ["pod.podType family"]),
+        (pod_spec(podType="p1.x4", replicas=5), pod_index(), []),
+    ],
+)
+def test_immutable_differences(the_spec, the_index, fields):
+    assert [d.split(":")[0] for d in immutable_differences(the_spec, the_index)] == fields
+
+
+# --- decide ----------------------------------------------------------------------------
+
+def test_absent_index_is_created_with_ownership_tags():
+    step = decide(spec(), WHO, None)
+    assert step.action == "create" and step.request["tags"] == OWNED
+    assert step.ready[1] == "Creating" and step.events[0].reason == "Creating"
+    assert step.requeue == readiness_delay(0)
+
+
+def test_index_deleted_behind_our_back_is_recreated_with_a_warning():
+    step = decide(spec(), WHO, None, known_index_name="docs")
+    assert step.action == "create" and step.events[0].type == "Warning" and step.events[0].reason == "Recreating"
+
+
+def test_waiting_for_readiness_backs_off():
+    step = decide(spec(), WHO, index(state="Initializing", ready=False), polls=3)
+    assert step.action == "wait" and step.ready[0] == "False" and step.requeue == readiness_delay(3)
+    assert readiness_delay(0) < readiness_delay(3) <= readiness_delay(100) == 30.0
+
+
+def test_ready_index_in_sync():
+    step = decide(spec(), WHO, index())
+    assert step.action == "none" and step.ready[:2] == ("True", "IndexReady")
+    assert step.synced[:2] == ("True", "InSync") and step.host == "docs-abc.svc.pinecone.io"
+    assert step.requeue is None and step.events == ()
+
+
+def test_drift_is_repaired_with_one_configure_call():
+    step = decide(spec(deletionProtection=True, tags={"team": "a"}), WHO, index())
+    assert step.action == "configure"
+    assert step.request == {"deletion_protection": "enabled", "tags": {"team": "a"}}
+    assert step.ready[0] == "True" and step.synced[:2] == ("False", "Configuring")
+    assert "deletion protection enabled" in step.events[0].message
+
+
+def test_scaling_keeps_ready_but_not_synced():
+    step = decide(pod_spec(replicas=2), WHO, pod_index(replicas=2) | {"status": {"ready": True, "state": "ScalingUp"}})
+    assert step.action == "wait" and step.ready[0] == "True" and step.synced[1] == "Configuring"
+
+
+def test_foreign_index_is_not_touched_without_adoption():
+    step = decide(spec(), WHO, index(tags={"pinery-cluster": "prod", "pinery-namespace": "other", "pinery-name": "docs"}))
+    assert step.action == "refuse" and step.synced[1] == "NotOwned"
+    assert "prod/other/docs" in step.synced[2] and step.events[0].type == "Warning"
+
+
+def test_adoption_tags_the_index_when_allowed_and_matching():
+    step = decide(spec(adoptExisting=True), WHO, index(tags={"team": "x"}))
+    assert step.action == "configure" and step.request["tags"] == {**OWNED, "team": ""}
+    assert [e.reason for e in step.events] == ["Adopted", "Configuring"]
+
+
+def test_adoption_waits_for_readiness_before_tagging():
+    step = decide(spec(adoptExisting=True), WHO, index(tags={}, state="Initializing", ready=False))
+    assert step.action == "wait" and "adopting" in step.ready[2]
+
+
+def test_mismatched_index_is_refused_naming_the_differences():
+    step = decide(spec(adoptExisting=True, dimension=16), WHO, index(tags={}))
+    assert step.action == "refuse" and step.synced[1] == "SpecMismatch"
+    assert "dimension: spec wants 16, index has 8" in step.synced[2]
+    assert step.ready[0] == "True"  # the index itself still serves
+
+
+def test_immutable_change_after_creation_is_named_so():
+    step = decide(spec(metric="dotproduct"), WHO, index(), known_index_name="docs")
+    assert step.synced[1] == "ImmutableFieldChanged"
+
+
+def test_index_name_change_never_creates_a_second_index():
+    step = decide(spec(indexName="renamed"), WHO, None, known_index_name="docs")
+    assert step.action == "refuse" and step.synced[1] == "ImmutableFieldChanged" and step.request == {}
+
+
+def test_initialization_failed_is_terminal():
+    step = decide(spec(), WHO, index(state="InitializationFailed", ready=False))
+    assert step.action == "refuse" and step.ready[:2] == ("False", "InitializationFailed") and step.requeue is None
+
+
+def test_index_terminating_outside_is_waited_for():
+    step = decide(spec(), WHO, index(state="Terminating", ready=False))
+    assert step.action == "wait" and step.ready[0] == "False"
+
+
+# --- deletion --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "the_spec, the_index, action, reason",
+    [
+        (spec(), None, "release", "Deleted"),
+        (spec(deletionPolicy="Retain"), index(), "release", "Retained"),
+        (spec(), index(tags={}), "release", "NotOwned"),
+        (spec(), index(deletion_protection="enabled"), "release", "DeletionProtected"),
+        (spec(), index(state="Terminating", ready=False), "wait", None),
+        (spec(), index(), "delete", "Deleting"),
+    ],
+)
+def test_deletion(the_spec, the_index, action, reason):
+    step = decide_deletion(the_spec, WHO, the_index)
+    assert step.action == action
+    assert (step.event.reason if step.event else None) == reason
+
+
+def test_protected_deletion_is_a_warning():
+    assert decide_deletion(spec(), WHO, index(deletion_protection="enabled")).event.type == "Warning"
+
+
+# --- errors and phase ------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "status, code, reason, terminal",
+    [
+        (401, "UNAUTHENTICATED", "Unauthorized", True),
+        (402, "PAYMENT_REQUIRED", "PaymentRequired", True),
+        (403, "QUOTA_EXCEEDED", "QuotaExceeded", True),
+        (403, "FORBIDDEN", "Forbidden", True),
+        (400, "INVALID_ARGUMENT", "InvalidSpec", True),
+        (422, None, "InvalidSpec", True),
+        (412, "FAILED_PRECONDITION", "FailedPrecondition", False),
+        (429, "RESOURCE_EXHAUSTED", "PineconeUnavailable", False),
+        (500, None, "PineconeUnavailable", False),
+        (503, None, "PineconeUnavailable", False),
+        (None, None, "PineconeUnavailable", False),
+        (418, None, "PineconeError", False),
+    ],
+)
+def test_classify(status, code, reason, terminal):
+    result = classify(PineconeFailure("create_index", status, code, "msg"))
+    assert (result.reason, result.terminal) == (reason, terminal)
+    assert "create_index" in result.message and result.delay > 0
+
+
+def test_retry_after_is_a_floor_and_backoff_is_capped():
+    assert classify(PineconeFailure("x", 429, None, "slow down", retry_after=17)).delay == 17
+    assert backoff(0) == 2 and backoff(3) == 16 and backoff(50) == 300
+    assert backoff(0, retry_after=1) == 2
+
+
+def test_redact_removes_secrets():
+    assert redact("bad key pcsk_secret123 here", ["pcsk_secret123"]) == "bad key *** here"
+    assert redact("abc", ["", "ab"]) == "abc"
+
+
+@pytest.mark.parametrize(
+    "conditions, deleting, expected",
+    [
+        ([], False, "Pending"),
+        ([], True, "Terminating"),
+        ([{"type": "Ready", "status": "False", "reason": "Creating"}], False, "Creating"),
+        ([{"type": "Ready", "status": "True", "reason": "IndexReady"}, {"type": "Synced", "status": "True", "reason": "InSync"}], False, "Ready"),
+        ([{"type": "Ready", "status": "True", "reason": "IndexReady"}, {"type": "Synced", "status": "False", "reason": "Configuring"}], False, "Updating"),
+        ([{"type": "Ready", "status": "True", "reason": "IndexReady"}, {"type": "Synced", "status": "False", "reason": "SpecMismatch"}], False, "Failed"),
+        ([{"type": "Ready", "status": "False", "reason": "Unauthorized"}], False, "Failed"),
+        ([{"type": "Ready", "status": "False", "reason": "PineconeUnavailable"}], False, "Error"),
+    ],
+)
+def test_phase(conditions, deleting, expected):
+    assert phase(conditions, deleting) == expected
