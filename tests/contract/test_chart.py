@@ -56,7 +56,8 @@ IDS = list(VALUE_SETS)
 # What the operator may do, from its design: exact verbs, per resource.
 NAMESPACED = {
     ("pinery.dev", "vectorindexes"): {"get", "list", "watch", "patch", "update"},
-    ("pinery.dev", "fsdpjobs"): {"get", "list", "watch", "patch", "update"},
+    # The operator deletes a finished job once spec.ttlSecondsAfterFinished has passed.
+    ("pinery.dev", "fsdpjobs"): {"get", "list", "watch", "patch", "update", "delete"},
     ("pinery.dev", "vectorindexes/status"): {"get", "patch", "update"},
     ("pinery.dev", "fsdpjobs/status"): {"get", "patch", "update"},
     ("pinery.dev", "vectorindexes/finalizers"): {"update"},

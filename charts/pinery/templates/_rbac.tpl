@@ -12,8 +12,12 @@ Exact verbs, no wildcards; docs/install.md lists the same table, and a test chec
 {{- define "pinery.permissions" -}}
 namespaced:
   - apiGroups: ["pinery.dev"]
-    resources: ["vectorindexes", "fsdpjobs"]
+    resources: ["vectorindexes"]
     verbs: ["get", "list", "watch", "patch", "update"]
+  # delete: a finished FSDPJob is removed once its ttlSecondsAfterFinished has passed.
+  - apiGroups: ["pinery.dev"]
+    resources: ["fsdpjobs"]
+    verbs: ["get", "list", "watch", "patch", "update", "delete"]
   - apiGroups: ["pinery.dev"]
     resources: ["vectorindexes/status", "fsdpjobs/status"]
     verbs: ["get", "patch", "update"]
