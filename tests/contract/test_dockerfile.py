@@ -150,7 +150,8 @@ def test_dockerignore_lets_in_exactly_what_is_copied():
 @pytest.mark.slow
 def test_operator_install_works_in_a_fresh_virtualenv(tmp_path):
     """Replays the operator stage: copy what it copies, `pip install .` into a new venv (reusing
-    pip's wheel cache, which the image build turns off), then run `pinery --help`."""
+    pip's wheel cache, which the image build turns off), then run `pinery --help` and the image's
+    command with --help."""
     _, stages = parse_dockerfile()
     build = stages[stages["operator"].all("COPY")[0].split("--from=")[1].split()[0]]
     src = tmp_path / "src"
@@ -171,6 +172,10 @@ def test_operator_install_works_in_a_fresh_virtualenv(tmp_path):
     assert install.returncode == 0, install.stderr[-3000:]
     help_run = subprocess.run([str(venv / "bin" / "pinery"), "--help"], capture_output=True, text=True, timeout=60)
     assert help_run.returncode == 0 and "usage: pinery" in help_run.stdout, help_run.stderr
+    # The image's command: ENTRYPOINT pinery, CMD run.
+    command = [json.loads(stages["operator"].last("ENTRYPOINT"))[0], *json.loads(stages["operator"].last("CMD"))]
+    run_help = subprocess.run([str(venv / "bin" / command[0]), *command[1:], "--help"], capture_output=True, text=True, timeout=60)
+    assert run_help.returncode == 0 and "usage: pinery run" in run_help.stdout, run_help.stderr
     probe = "import importlib.util as u; print(u.find_spec('torch') is None, u.find_spec('kopf') is not None)"
     result = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, timeout=60)
     assert result.stdout.split() == ["True", "True"], "torch must not be installed; kopf must be"
