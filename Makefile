@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test crds check-crds validate-examples clean
+.PHONY: help install demo test crds check-crds deploy check-deploy validate-examples clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -26,11 +26,18 @@ demo: $(STAMP)  ## run the local demo
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-crds: $(STAMP)  ## regenerate crds/ and the chart's CRDs from the API models
+crds: $(STAMP)  ## regenerate crds/, the chart's CRDs and the plain manifests from the API models
 	$(BIN)/pinery crds
+	$(BIN)/python tools/render_deploy.py
 
 check-crds: $(STAMP)  ## fail when the committed CRDs are stale
 	$(BIN)/pinery crds --check
+
+deploy: $(STAMP)  ## regenerate deploy/pinery.yaml and deploy/kustomize/ from the Helm chart
+	$(BIN)/python tools/render_deploy.py
+
+check-deploy: $(STAMP)  ## fail when the committed plain manifests are stale
+	$(BIN)/python tools/render_deploy.py --check
 
 validate-examples: $(STAMP)  ## validate examples/ with `pinery validate`
 	$(BIN)/pinery validate -f examples/

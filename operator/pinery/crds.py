@@ -124,19 +124,29 @@ def crd_files() -> dict[str, str]:
     return files
 
 
+API_REFERENCE = "docs/api-reference.md"
+
+
+def generated_files() -> dict[str, str]:
+    """Relative path -> content of everything `pinery crds` writes: the CRDs and the API reference."""
+    from pinery.apidocs import render_reference
+
+    return {**crd_files(), API_REFERENCE: render_reference()}
+
+
 def stale_files(root: Path) -> list[str]:
     """Generated files that are missing or differ under `root`."""
     return [
         rel
-        for rel, text in crd_files().items()
+        for rel, text in generated_files().items()
         if not (root / rel).is_file() or (root / rel).read_text() != text
     ]
 
 
 def write_crds(root: Path) -> list[str]:
-    """Write every CRD file under `root`; return the ones that changed."""
+    """Write every generated file under `root`; return the ones that changed."""
     changed = stale_files(root)
-    for rel, text in crd_files().items():
+    for rel, text in generated_files().items():
         if rel in changed:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)

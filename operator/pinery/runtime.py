@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import threading
 from typing import Any
 
@@ -70,6 +71,9 @@ def operator_kwargs(settings: OperatorSettings) -> dict[str, Any]:
     return {
         "standalone": not settings.peering,
         "peering_name": settings.peering or None,
+        # Kopf pauses every replica when priorities are equal: give each its own, so that
+        # exactly one (the highest) is active and the others stand by.
+        "priority": secrets.randbelow(1_000_000) + 1 if settings.peering else None,
         "clusterwide": not settings.namespaces,
         "namespaces": list(settings.namespaces),
         "liveness_endpoint": f"http://0.0.0.0:{settings.health_port}/healthz" if settings.health_port else None,

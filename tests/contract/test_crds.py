@@ -29,6 +29,8 @@ def test_chart_crds_are_identical_to_top_level_crds():
 def test_crds_check_command_detects_staleness(tmp_path):
     for folder in CRD_DIRS:
         shutil.copytree(REPO_ROOT / folder, tmp_path / folder)
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO_ROOT / "docs" / "api-reference.md", tmp_path / "docs")
     assert run_pinery("crds", "--check", "--root", str(tmp_path)).returncode == 0
     target = tmp_path / "crds" / f"{VECTOR_INDEX.crd_name}.yaml"
     target.write_text(target.read_text().replace("maximum: 20000", "maximum: 30000"))
@@ -272,3 +274,15 @@ def test_fsdpjob_name_is_restricted_by_the_crd():
 
 def test_generated_files_cover_both_folders():
     assert sorted(crd_files()) == sorted(f"{d}/{r.crd_name}.yaml" for d in CRD_DIRS for r in RESOURCES)
+
+
+def test_api_reference_is_generated_and_fresh():
+    from pinery.apidocs import render_reference
+
+    text = (REPO_ROOT / "docs" / "api-reference.md").read_text()
+    assert text == render_reference()
+    for field in ("`numNodes`", "`nprocPerNode`", "`trainer.model.preset`", "`pod.replicas`", "`conditions[].reason`"):
+        assert field in text
+    assert "| `numNodes` | integer (>=1 and <=1000) |  | yes |" in text
+    assert "| `suspend` | boolean | `false` |  |" in text
+    assert "| `serverless.cloud` | string (one of `aws`, `gcp`, `azure`) |  | yes |" in text

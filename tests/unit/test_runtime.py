@@ -33,6 +33,9 @@ def test_kopf_settings_and_operator_arguments():
     kw = operator_kwargs(OperatorSettings())
     assert kw["standalone"] and kw["clusterwide"] and kw["liveness_endpoint"] == "http://0.0.0.0:8081/healthz"
     assert operator_kwargs(OperatorSettings(health_port=0))["liveness_endpoint"] is None
+    assert kw["priority"] is None
+    priorities = {operator_kwargs(OperatorSettings(peering="p"))["priority"] for _ in range(5)}
+    assert len(priorities) > 1 and all(p > 0 for p in priorities)
 
 
 def test_login_uses_the_clients_configuration():

@@ -1,0 +1,75 @@
+{{/*
+The operator's permissions, in one place. templates/rbac.yaml turns them into a ClusterRole
+(cluster-wide mode) or a Role per watched namespace plus a small ClusterRole (namespaced mode).
+Exact verbs, no wildcards; docs/install.md lists the same table, and a test checks that it does.
+
+- namespaced: what the operator does in every namespace it watches.
+- clusterWide: added only when it watches every namespace.
+- cluster: cluster-scoped resources it reads in both modes.
+- peering / clusterPeering: Kopf's peering objects, only when HA is on (namespaced mode uses
+  KopfPeering objects in each watched namespace, cluster-wide mode a ClusterKopfPeering).
+*/}}
+{{- define "pinery.permissions" -}}
+namespaced:
+  - apiGroups: ["pinery.dev"]
+    resources: ["vectorindexes"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  # delete: a finished FSDPJob is removed once its ttlSecondsAfterFinished has passed.
+  - apiGroups: ["pinery.dev"]
+    resources: ["fsdpjobs"]
+    verbs: ["get", "list", "watch", "patch", "update", "delete"]
+  - apiGroups: ["pinery.dev"]
+    resources: ["vectorindexes/status", "fsdpjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["pinery.dev"]
+    resources: ["vectorindexes/finalizers", "fsdpjobs/finalizers"]
+    verbs: ["update"]
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch", "create", "delete"]
+  - apiGroups: [""]
+    resources: ["pods/log"]
+    verbs: ["get"]
+  - apiGroups: [""]
+    resources: ["services"]
+    verbs: ["get", "list", "watch", "create", "delete"]
+  - apiGroups: [""]
+    resources: ["configmaps"]
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  - apiGroups: [""]
+    resources: ["secrets"]
+    verbs: ["get"]
+  - apiGroups: [""]
+    resources: ["persistentvolumeclaims"]
+    verbs: ["get", "list", "watch"]
+  - apiGroups: [""]
+    resources: ["events"]
+    verbs: ["create", "patch"]
+  - apiGroups: ["events.k8s.io"]
+    resources: ["events"]
+    verbs: ["create", "patch"]
+clusterWide:
+  - apiGroups: [""]
+    resources: ["namespaces"]
+    verbs: ["get", "list", "watch"]
+cluster:
+  - apiGroups: ["apiextensions.k8s.io"]
+    resources: ["customresourcedefinitions"]
+    verbs: ["get", "list", "watch"]
+peering:
+  - apiGroups: ["kopf.dev"]
+    resources: ["kopfpeerings"]
+    verbs: ["get", "list", "watch", "patch"]
+clusterPeering:
+  - apiGroups: ["kopf.dev"]
+    resources: ["clusterkopfpeerings"]
+    verbs: ["get", "list", "watch", "patch"]
+{{- end -}}
+
+{{/* Namespaces holding the default API key Secret that the operator does not watch. */}}
+{{- define "pinery.extraSecretNamespaces" -}}
+{{- $secretNs := include "pinery.secretNamespace" . -}}
+{{- if and .Values.watchNamespaces (not (has $secretNs .Values.watchNamespaces)) -}}
+{{- $secretNs -}}
+{{- end -}}
+{{- end -}}
