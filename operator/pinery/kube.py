@@ -61,25 +61,24 @@ class Kube:
 
     def _request(self, method: str, path: str, *, body: Any = None, query: dict | None = None,
                  content_type: str = "application/json", raw: bool = False) -> Any:
-        from kubernetes.client.exceptions import ApiException
+        import json
 
-        try:
-            response = self.api_client.call_api(
-                path,
-                method,
-                query_params=list((query or {}).items()),
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                body=body,
-                auth_settings=["BearerToken"],
-                response_type=None if raw else "object",
-                _return_http_data_only=True,
-                _preload_content=not raw,
-            )
-        except ApiException as exc:
-            raise KubeError(exc.status, _status_message(exc)) from None
+        serialized = self.api_client.param_serialize(
+            method,
+            path,
+            query_params=list((query or {}).items()),
+            header_params={"Accept": "application/json", "Content-Type": content_type},
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = self.api_client.call_api(*serialized)
+        data = response.read() or b""
+        if response.status >= 400:
+            raise KubeError(response.status, _status_message(data, response.reason))
+        text = data.decode("utf-8", errors="replace")
         if raw:
-            return response.data.decode("utf-8", errors="replace")
-        return response
+            return text
+        return json.loads(text) if text else {}
 
     async def _run(self, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(self._request, *args, **kwargs)
@@ -168,10 +167,10 @@ class Kube:
         return await self._run("GET", path_for("Pod", namespace, name, "log"), query=query, raw=True)
 
 
-def _status_message(exc: Any) -> str:
+def _status_message(data: bytes, reason: Any) -> str:
     import json
 
     try:
-        return json.loads(exc.body).get("message") or exc.reason
+        return json.loads(data).get("message") or str(reason)
     except (TypeError, ValueError, AttributeError):
-        return str(exc.reason)
+        return str(reason)
