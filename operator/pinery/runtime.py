@@ -80,9 +80,16 @@ def operator_kwargs(settings: OperatorSettings) -> dict[str, Any]:
     }
 
 
+# Libraries that log every request at INFO: their lines would drown the operator's own.
+QUIET_LOGGERS = ("pinecone", "httpx", "httpcore", "urllib3", "kubernetes")
+
+
 def configure_logging(settings: OperatorSettings, verbose: bool = False) -> None:
     log_format = kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.PLAIN
     kopf.configure(verbose=verbose, log_format=log_format)
+    if not verbose:
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 async def operate(
