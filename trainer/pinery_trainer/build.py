@@ -68,6 +68,7 @@ def _build_hf(config: TrainerConfig, runtime: Runtime, tokenizer_vocab: Optional
     if tokenizer_vocab and tokenizer_vocab > vocab:
         raise ConfigError([("data.tokenizer", f"has {tokenizer_vocab} tokens, more than the model's vocabulary ({vocab})")])
     model = hf.build_meta(hf_config)
+    architecture = type(model).__name__  # before fully_shard renames the class
     if config.fsdp.activation_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     apply_fsdp(model, hf.blocks(model), runtime.mesh, config.fsdp, runtime.device, config.model.compile)
@@ -99,7 +100,7 @@ def _build_hf(config: TrainerConfig, runtime: Runtime, tokenizer_vocab: Optional
         flops_per_token=flops_per_token(
             parameters, layers, width, config.model.seq_len, embedding_parameters=0 if tied else embedding.numel()
         ),
-        description=f"{type(model).__name__} from {path} ({parameters / 1e6:.1f}M parameters)",
+        description=f"{architecture} from {path} ({parameters / 1e6:.1f}M parameters)",
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Optional
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.api import CheckpointException
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
 from pinery_trainer import checkpoint_layout as layout
@@ -62,6 +63,14 @@ def encode(state: TrainerState) -> bytes:
 def decode(blob: bytes) -> TrainerState:
     record = torch.load(io.BytesIO(blob), weights_only=True)
     return TrainerState(record["step"], record["samplesSeen"], record["scheduler"], record["rng"])
+
+
+def describe(error: BaseException) -> str:
+    """One line about a failure; DCP wraps each rank's exception in a CheckpointException."""
+    if isinstance(error, CheckpointException) and error.failures:
+        rank, (cause, _) = sorted(error.failures.items())[0]
+        return f"rank {rank}: {describe(cause)}"
+    return f"{type(error).__name__}: {error}".splitlines()[0][:300]
 
 
 class Checkpointer:
@@ -112,8 +121,8 @@ class Checkpointer:
             try:
                 state = self._load(entry.path, model, optimizer)
                 error = None
-            except Exception as e:  # noqa: BLE001 - any failure means: try an older one
-                state, error = None, f"{type(e).__name__}: {e}".splitlines()[0]
+            except (Exception, CheckpointException) as e:  # noqa: BLE001 - any failure: try an older one
+                state, error = None, describe(e)
             if not all_agree(error is not None):
                 return Resumed(state, entry.path), skipped
             skipped.append({"step": entry.step, "reason": f"failed to load: {error or 'on another rank'}"})

@@ -80,7 +80,8 @@ def run_worker(config, stop: StopRequest) -> int:
         synchronise = True
     except ConfigError as e:
         code = report_config_error(e)
-    except Exception as e:  # noqa: BLE001 - reported, then the exit code says it all
+    except BaseException as e:  # noqa: BLE001 - reported, then the exit code says it all
+        # (DCP's CheckpointException is a BaseException; SystemExit and Ctrl-C end up here too.)
         traceback.print_exc()
         Reporter(rank()).event("error", reason=type(e).__name__, message=str(e)[:2000], exitCode=exit_codes.FAILURE)
     distributed.exit_process(code, synchronise)

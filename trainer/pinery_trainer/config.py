@@ -19,6 +19,9 @@ Preset = Literal["tiny", "small", "base", "1b", "7b"]
 Dtype = Literal["float32", "bfloat16"]
 
 
+DEFAULT_WARMUP_STEPS = 10
+
+
 class _Model(BaseModel):
     # Same conventions as pinery.api (the trainer may not import the operator).
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -92,7 +95,11 @@ class OptimConfig(_Model):
 
     lr: float = Field(3e-4, gt=0, le=10, description="Peak learning rate.")
     min_lr_ratio: float = Field(0.1, ge=0, le=1, description="Final learning rate as a fraction of lr.")
-    warmup_steps: int = Field(10, ge=0, description="Steps of linear warm-up.")
+    warmup_steps: Optional[int] = Field(
+        None,
+        ge=0,
+        description=f"Steps of linear warm-up. Default: {DEFAULT_WARMUP_STEPS}, or steps when the run is shorter.",
+    )
     weight_decay: float = Field(0.1, ge=0, description="AdamW weight decay.")
     beta1: float = Field(0.9, ge=0, lt=1, description="AdamW beta1.")
     beta2: float = Field(0.95, ge=0, lt=1, description="AdamW beta2.")
@@ -183,10 +190,15 @@ class TrainerConfig(_Model):
         default_factory=CheckpointConfig, description="Checkpointing."
     )
 
+    def warmup_steps(self) -> int:
+        if self.optim.warmup_steps is None:
+            return min(DEFAULT_WARMUP_STEPS, self.steps)
+        return self.optim.warmup_steps
+
     def problems(self) -> list[tuple[str, str]]:
         """Cross-field rules, as (field path, message)."""
         out = []
-        if self.optim.warmup_steps > self.steps:
+        if self.optim.warmup_steps is not None and self.optim.warmup_steps > self.steps:
             out.append(("optim.warmupSteps", f"must not exceed steps ({self.steps})"))
         if self.global_batch_size is not None and self.global_batch_size % self.micro_batch_size:
             out.append(("globalBatchSize", f"must be a multiple of microBatchSize ({self.micro_batch_size})"))

@@ -7,6 +7,7 @@ process group exists. Every error names the field (or variable) it is about.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ ENV_OVERRIDES = {
     "PINERY_CHECKPOINT_DIR": ("checkpoint", "dir"),
     "PINERY_CHECKPOINT_INTERVAL": ("checkpoint", "intervalSteps"),
 }
+
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 class ConfigError(Exception):
@@ -86,6 +89,8 @@ def parse_assignment(assignment: str) -> tuple[tuple[str, ...], Any]:
         value = yaml.safe_load(raw) if raw.strip() else raw
     except yaml.YAMLError:
         value = raw
+    if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value):
+        value = float(value)  # YAML 1.1 reads 1e-3 as text; people mean a number
     return parts, value
 
 

@@ -78,10 +78,8 @@ class Trainer:
             config.data, tokenizer, self.model.vocab_size, config.model.seq_len, config.seed
         )
         self.optimizer = make_optimizer(self.model.module, config.optim)
-        optim = config.optim
-        self.scheduler = LambdaLR(
-            self.optimizer, lambda step: lr_factor(step, config.steps, optim.warmup_steps, optim.min_lr_ratio)
-        )
+        warmup, min_ratio = config.warmup_steps(), config.optim.min_lr_ratio
+        self.scheduler = LambdaLR(self.optimizer, lambda step: lr_factor(step, config.steps, warmup, min_ratio))
         self.checkpointer: Optional[Checkpointer] = None
         if config.checkpoint.dir:
             root = Path(config.checkpoint.dir)
