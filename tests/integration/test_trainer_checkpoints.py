@@ -17,10 +17,14 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def sigtermed(tmp_path_factory):
-    """1 node x 2 processes under the launcher, sent SIGTERM (as the kubelet does) mid-run."""
+    """1 node x 2 processes under the launcher, sent SIGTERM (as the kubelet does) mid-run.
+
+    It trains in bfloat16 (FSDP2 mixed precision), which the later resume, in float32, must not mind.
+    """
     logs = tmp_path_factory.mktemp("sigterm")
     ckpt = logs / "checkpoints"
-    args = ["--set", "steps=100000", *FAST, "--set", f"checkpoint.dir={ckpt}", "--set", "checkpoint.intervalSteps=100000"]
+    args = ["--set", "steps=100000", *FAST, "--set", "fsdp.mixedPrecision.paramDtype=bfloat16",
+            "--set", f"checkpoint.dir={ckpt}", "--set", "checkpoint.intervalSteps=100000"]
     nodes = start_nodes(1, 2, args, logs, launcher=True)
     (node,) = nodes
     try:

@@ -4,6 +4,10 @@ Three runs share the work: a reference on 2 nodes x 1 process; a run on 1 node x
 killed with SIGKILL (torchrun and every worker) after a checkpoint; and a resume of that run as
 a single process. The global batch is fixed (globalBatchSize), so gradient accumulation makes
 up for the world size and every run takes the same steps on the same samples.
+
+The runs also differ in FSDP options that must not change the numbers: the reference uses
+activation checkpointing and keeps parameters gathered after forward, the killed run offloads
+parameters and optimizer state to the CPU, the resumed run uses the defaults.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ TOLERANCE = dict(rel=1e-4, abs=1e-4)
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """2 nodes x 1 process, uninterrupted."""
-    nodes = start_nodes(2, 1, ARGS, tmp_path_factory.mktemp("reference"))
+    options = ["--set", "fsdp.activationCheckpointing=true", "--set", "fsdp.reshardAfterForward=false"]
+    nodes = start_nodes(2, 1, [*ARGS, *options], tmp_path_factory.mktemp("reference"))
     try:
         codes = wait_all(nodes, timeout=120)
     finally:
@@ -40,7 +45,8 @@ def killed(tmp_path_factory):
     """1 node x 2 processes, checkpointing every 4 steps, SIGKILLed after the step-4 checkpoint."""
     logs = tmp_path_factory.mktemp("killed")
     ckpt = logs / "checkpoints"
-    nodes = start_nodes(1, 2, [*ARGS, "--set", f"checkpoint.dir={ckpt}", "--set", "checkpoint.intervalSteps=4"], logs)
+    options = ["--set", "fsdp.cpuOffload=true", "--set", f"checkpoint.dir={ckpt}", "--set", "checkpoint.intervalSteps=4"]
+    nodes = start_nodes(1, 2, [*ARGS, *options], logs)
     (node,) = nodes
     try:
         node.wait_for_event(lambda e: e["event"] == "checkpoint" and e["step"] >= 4, timeout=120)

@@ -137,3 +137,29 @@ def test_overrides_resize_the_feed_forward_and_keep_attention_consistent():
     shape = resolve_shape("tiny", dim=256, heads=8)
     assert (shape.dim, shape.heads, shape.kv_heads, shape.head_dim, shape.ffn_dim) == (256, 8, 8, 32, 704)
     assert resolve_shape("1b", layers=2).kv_heads == 4
+
+
+def leaf_paths(model, prefix=""):
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{field.alias or name}"
+        annotation = field.annotation
+        if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
+            yield from leaf_paths(annotation, f"{path}.")
+        else:
+            yield path
+
+
+def test_docs_describe_every_field():
+    text = (REPO_ROOT / "docs" / "trainer.md").read_text()
+    missing = [path for path in leaf_paths(TrainerConfig) if f"`{path}`" not in text]
+    assert missing == []
+
+
+def test_configuration_and_pure_modules_do_not_import_torch():
+    # An invalid configuration is reported before torch loads (a second instead of several).
+    import subprocess
+    import sys
+
+    modules = "cli, launch, configfile, data, sampling, checkpoint_layout, presets, schedule, report, exit_codes"
+    code = f"import sys; from pinery_trainer import {modules}; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -36,6 +36,7 @@ class TrainerState:
 class Resumed:
     state: TrainerState
     path: Path
+    seconds: float
 
 
 def capture_rng() -> dict[str, torch.Tensor]:
@@ -118,13 +119,14 @@ class Checkpointer:
         entries: list[layout.Entry] = scanned[0]
         skipped = [{"step": e.step, "reason": e.problem} for e in entries if not e.usable]
         for entry in layout.resume_candidates(entries):
+            start = time.monotonic()
             try:
                 state = self._load(entry.path, model, optimizer)
                 error = None
             except (Exception, CheckpointException) as e:  # noqa: BLE001 - any failure: try an older one
                 state, error = None, describe(e)
             if not all_agree(error is not None):
-                return Resumed(state, entry.path), skipped
+                return Resumed(state, entry.path, round(time.monotonic() - start, 3)), skipped
             skipped.append({"step": entry.step, "reason": f"failed to load: {error or 'on another rank'}"})
         # get_state_dict gave the optimizer a zero step of state: a fresh run must not keep it.
         optimizer.state.clear()

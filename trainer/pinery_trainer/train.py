@@ -120,6 +120,7 @@ class Trainer:
             globalBatchSize=self.plan.global_batch,
             gradAccumSteps=self.plan.accum_steps,
             resumedFrom=resumed.state.step if resumed else None,
+            resumeSeconds=resumed.seconds if resumed else None,
             skippedCheckpoints=skipped,
         )
         self.reporter.log(
