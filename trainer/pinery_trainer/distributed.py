@@ -66,7 +66,7 @@ def make_store(rank: int, world_size: int, timeout: timedelta) -> dist.Store:
     agent_store = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
     store = dist.TCPStore(
         os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size,
-        is_master=rank == 0 and not agent_store, timeout=timeout, wait_for_workers=False,
+        is_master=rank == 0 and not agent_store, timeout=timeout, wait_for_workers=False, multi_tenant=True,
     )
     # torchrun reuses its store across restarts: a fresh prefix per attempt keeps restarted
     # workers from reading the previous attempt's addresses (pytorch#135712).

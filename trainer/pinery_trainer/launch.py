@@ -32,10 +32,11 @@ def torchrun_args(config: Optional[str], sets: Sequence[str]) -> list[str]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser("python -m pinery_trainer.launch").parse_args(argv)
     try:
-        load_config(args.config, args.sets)
+        config = load_config(args.config, args.sets)
     except ConfigError as e:
         return report_config_error(e)
     if args.check:
+        print(config.model_dump_json(by_alias=True, indent=2))
         return exit_codes.OK
 
     from torch.distributed.elastic.multiprocessing.api import SignalException

@@ -124,7 +124,7 @@ class Trainer:
             skippedCheckpoints=skipped,
         )
         self.reporter.log(
-            f"{'resumed at step ' + str(self.step) if resumed else 'starting'}: {self.model.description}, "
+            f"{f'resumed at step {self.step} from {resumed.path}' if resumed else 'starting'}: {self.model.description}, "
             f"world size {self.runtime.world_size} on {self.runtime.device.type}, "
             f"global batch {self.plan.global_batch} x {self.config.model.seq_len} tokens"
         )
