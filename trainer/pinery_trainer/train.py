@@ -146,7 +146,7 @@ class Trainer:
                 now = time.monotonic()
                 tokens_per_second = (self.step - interval_step) * self.tokens_per_step / max(now - interval_start, 1e-9)
                 interval_start, interval_step = now, self.step
-                self.report_progress(lr, grad_norm, tokens_per_second, now - started)
+                self.report_progress(lr, grad_norm.item(), tokens_per_second, now - started)
             if self.checkpointer and self.step % self.config.checkpoint.interval_steps == 0:
                 self.save("interval")
         if self.checkpointer and self.last_checkpoint != self.step:
@@ -165,7 +165,8 @@ class Trainer:
         )
         return exit_codes.OK
 
-    def train_step(self) -> tuple[torch.Tensor, float, float]:
+    def train_step(self) -> tuple[torch.Tensor, torch.Tensor, float]:
+        """One optimizer step; loss and gradient norm stay on the device (no sync per step)."""
         model, device = self.model, self.runtime.device
         lr = self.optimizer.param_groups[0]["lr"]
         total = torch.zeros((), device=device)
@@ -186,7 +187,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         if hasattr(grad_norm, "full_tensor"):
             grad_norm = grad_norm.full_tensor()
-        return total, float(grad_norm), lr
+        return total, grad_norm, lr
 
     def global_mean(self, value: torch.Tensor) -> float:
         summed = value.detach().clone()
