@@ -10,9 +10,10 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from pinery_trainer import exit_codes
+from pinery_trainer.config import TrainerConfig
 from pinery_trainer.configfile import ConfigError, load_config
 from pinery_trainer.report import Reporter, log
 from pinery_trainer.stopping import StopRequest
@@ -53,10 +54,8 @@ def report_config_error(error: ConfigError) -> int:
     return exit_codes.CONFIG_ERROR
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    # First of all, so that a SIGTERM during start-up is honoured rather than fatal.
-    stop = StopRequest().install()
-    args = parser().parse_args(argv)
+def prepare(args: argparse.Namespace) -> Union[TrainerConfig, int]:
+    """The configuration to run, or the exit code when there is nothing to run (--check, errors)."""
     try:
         config = load_config(args.config, args.sets)
     except ConfigError as e:
@@ -64,10 +63,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.check:
         print(config.model_dump_json(by_alias=True, indent=2))
         return exit_codes.OK
-    return run_worker(config, stop)
+    return config
 
 
-def run_worker(config, stop: StopRequest) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    # First of all, so that a SIGTERM during start-up is honoured rather than fatal.
+    stop = StopRequest().install()
+    config = prepare(parser().parse_args(argv))
+    return config if isinstance(config, int) else run_worker(config, stop)
+
+
+def run_worker(config: TrainerConfig, stop: StopRequest) -> int:
     """Train, then leave through distributed.exit_process (never returns when torch loaded)."""
     from pinery_trainer import distributed
 

@@ -15,8 +15,7 @@ import sys
 from typing import Optional, Sequence
 
 from pinery_trainer import exit_codes
-from pinery_trainer.cli import parser, report_config_error
-from pinery_trainer.configfile import ConfigError, load_config
+from pinery_trainer.cli import parser, prepare
 from pinery_trainer.report import log
 
 
@@ -31,13 +30,9 @@ def torchrun_args(config: Optional[str], sets: Sequence[str]) -> list[str]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser("python -m pinery_trainer.launch").parse_args(argv)
-    try:
-        config = load_config(args.config, args.sets)
-    except ConfigError as e:
-        return report_config_error(e)
-    if args.check:
-        print(config.model_dump_json(by_alias=True, indent=2))
-        return exit_codes.OK
+    checked = prepare(args)
+    if isinstance(checked, int):
+        return checked
 
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
