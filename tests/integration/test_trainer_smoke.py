@@ -23,7 +23,7 @@ def test_every_rank_all_reduces_over_the_whole_world(tmp_path):
         cleanup(nodes)
     assert codes == [0, 0], [n.stderr[-2000:] for n in nodes]
     results = [json.loads(line) for n in nodes for line in n.stdout.splitlines() if line.startswith("{")]
-    assert sorted(r["rank"] for r in results) == [0, 1, 2, 3]
+    assert sorted(r["rank"] for r in results) == [0, 1, 2, 3], [n.stdout + n.stderr[-2000:] for n in nodes]
     for r in results:
         assert r["ok"] is True and r["sum"] == r["expected"] == 10 and r["worldSize"] == 4
         assert "event" not in r  # not a progress line for the operator
