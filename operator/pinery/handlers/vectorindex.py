@@ -62,6 +62,7 @@ class Memory:
     failures: int = 0  # consecutive failed passes
     sweep: int | None = None  # the resync sweep the next pass belongs to
     first: bool = True
+    not_before: float = 0.0  # monotonic time before which Pinecone asked not to be called (Retry-After)
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,14 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     one_pass = services.metrics.timed(KIND, "reconcile")(reconcile)
 
     @kopf.daemon(*resource, registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
-    async def vectorindex_daemon(namespace, name, stopped, **_):
-        memory = memories[(namespace, name)] = Memory()
+    async def vectorindex_daemon(namespace, name, meta, stopped, **_):
+        memory = memories[(namespace, name)] = Memory(generation=meta.get("generation"))
         try:
             while not stopped:
+                hold = memory.not_before - time.monotonic()
+                if hold > 0:  # woken early, but Pinecone's Retry-After still holds
+                    await _sleep(asyncio.Event(), stopped, hold)
+                    continue
                 memory.wake.clear()
                 try:
                     upcoming = await one_pass(namespace, name, services, memory)
@@ -100,8 +105,11 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     @kopf.on.event(*resource, registry=registry)
     async def vectorindex_event(namespace, name, meta, **_):
         memory = memories.get((namespace, name))
+        # A new spec wakes the daemon; its own status writes (same generation) do not.
         if memory is not None and meta.get("generation") != memory.generation:
-            memory.wake.set()  # a new spec; the daemon's own status writes do not wake it
+            log.debug("VectorIndex %s/%s: generation %s seen; waking its daemon", namespace, name, meta.get("generation"))
+            memory.generation = meta.get("generation")  # once per generation, however many events
+            memory.wake.set()
 
     @kopf.on.delete(*resource, registry=registry)
     @services.metrics.timed(KIND, "delete")
@@ -146,6 +154,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     if memory.first and old.get("observedGeneration") == generation and old.get("phase") == "Ready":
         sweep = current_sweep(time.time(), settings.resync_seconds)  # a restart: settled objects share a listing
     memory.first = False
+    log.debug("VectorIndex %s/%s: pass at generation %s%s", namespace, name, generation, f" (sweep {sweep})" if sweep is not None else "")
 
     def until_sweep() -> Next:
         number, at = next_sweep(time.time(), settings.resync_seconds, f"{namespace}/{name}", timing.sweep_spread)
@@ -154,8 +163,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     try:
         spec = VectorIndexSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        invalid = ("False", "InvalidSpec", _first_error(exc))
-        await _report(obj, services, invalid, invalid)
+        await _report(obj, services, *_failing(old, ("False", "InvalidSpec", _first_error(exc))))
         services.metrics.reconciled(KIND, "invalid")
         return until_sweep()
     index_name = spec.index_name_for(name)
@@ -171,7 +179,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     if api_key is None:
         ns, secret, key = _secret_ref(spec, namespace, settings)
         missing = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
-        await _report(obj, services, missing, missing)
+        await _report(obj, services, *_failing(old, missing))
         services.metrics.reconciled(KIND, "error")
         memory.failures += 1
         return Next(_jitter(timing.secret_retry(memory.failures - 1)))
@@ -182,11 +190,9 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     except PineconeCallError as exc:
         verdict = classify(exc.failure, memory.failures, timing)
         memory.failures += 1
-        cond = ("False", verdict.reason, verdict.message)
-        ready = cond
-        if not verdict.terminal and _is_true(old, READY):
-            ready = _current(old, READY)  # a retryable hiccup says nothing about the index serving
-        await _report(obj, services, ready, cond)
+        if exc.failure.retry_after:
+            memory.not_before = time.monotonic() + exc.failure.retry_after
+        await _report(obj, services, *_failing(old, ("False", verdict.reason, verdict.message)))
         log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
         services.metrics.reconciled(KIND, "error")
         return until_sweep() if verdict.delay is None else Next(_jitter(verdict.delay))
@@ -357,13 +363,13 @@ async def _api_key(spec: VectorIndexSpec, namespace: str, services: Services) ->
     return await services.kube.secret_value(ns, name, key) or None
 
 
-def _current(status: dict, type_: str) -> Cond:
-    cond = get_condition(status.get("conditions"), type_) or {}
-    return (cond.get("status", "Unknown"), cond.get("reason", "Pending"), cond.get("message", ""))
-
-
-def _is_true(status: dict, type_: str) -> bool:
-    return _current(status, type_)[0] == "True"
+def _failing(status: dict, cond: Cond) -> tuple[Cond, Cond]:
+    """(Ready, Synced) after a pass that failed with `cond`. A failure to reach Pinecone or to
+    apply a change is no evidence that a serving index stopped serving: Ready stays True then."""
+    ready = get_condition(status.get("conditions"), READY) or {}
+    if ready.get("status") == "True":
+        return (ready["status"], ready["reason"], ready.get("message", "")), cond
+    return cond, cond
 
 
 def _first_error(exc: ValidationError) -> str:
