@@ -110,15 +110,17 @@ def test_invalid_spec_carries_pinecones_message(vi_world: World):
     w.delete("nowhere")  # its retries at each sweep would count in the tests below
     w.wait_gone("nowhere")
 
-    # a change Pinecone refuses (pod size down) leaves the serving index Ready, and Synced says why
+    # a change Pinecone refuses (pod size down): Ready turns False with Pinecone's reason, so that
+    # whatever waits on Ready (kubectl wait, GitOps health) does not pass with the change refused
     w.create("shrinking", pod={"environment": "us-east1-gcp", "podType": "p1.x2"})
     w.wait_ready("shrinking")
     sweep_gap()  # no resync sweep during the next second
     count = w.counting("configure_index")
     w.patch_spec("shrinking", {"pod": {"podType": "p1.x1"}})
-    cond = w.wait_condition("shrinking", "Synced", "False", "InvalidSpec")
+    cond = w.wait_condition("shrinking", "Ready", "False", "InvalidSpec")
     assert "Cannot scale down the pod size" in cond["message"]
-    assert w.condition("shrinking", "Ready")["status"] == "True" and w.status("shrinking")["phase"] == "Failed"
+    assert w.condition("shrinking", "Synced")["reason"] == "InvalidSpec" and w.status("shrinking")["phase"] == "Failed"
+    assert w.index("shrinking")["status"]["ready"]  # the index itself goes on serving
     settle(0.3)
     assert count()["configure_index"] == 1  # terminal: not retried before the spec changes or a sweep
     w.update("shrinking", {"pod": {"podType": "p1.x4"}})

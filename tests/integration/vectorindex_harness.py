@@ -49,10 +49,14 @@ EMULATOR_DELAYS = {"ready_delay": 0.5, "scale_delay": 0.5, "terminate_delay": 0.
 
 
 class LogCapture(logging.Handler):
-    """Every log record of the process while attached, formatted with its exception text."""
+    """The operator's log output while attached: every record of the process, formatted with its
+    exception text, except those of the local servers the tests run beside it."""
+
+    SERVERS = ("pinery.local.", "aiohttp.", "celpy")
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
+        self.addFilter(lambda record: not record.name.startswith(self.SERVERS))
         self.lines: list[str] = []
         self._guard = threading.Lock()
         self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))

@@ -76,7 +76,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     memories: dict[tuple[str, str], Memory] = {}
     one_pass = services.metrics.timed(KIND, "reconcile")(reconcile)
 
-    @kopf.daemon(*resource, registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
+    @kopf.daemon(*resource, id="vectorindex_daemon", registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
     async def vectorindex_daemon(namespace, name, meta, stopped, **_):
         memory = memories[(namespace, name)] = Memory(generation=meta.get("generation"))
         try:
@@ -102,7 +102,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             if memories.get((namespace, name)) is memory:
                 del memories[(namespace, name)]
 
-    @kopf.on.event(*resource, registry=registry)
+    @kopf.on.event(*resource, id="vectorindex_event", registry=registry)
     async def vectorindex_event(namespace, name, meta, **_):
         memory = memories.get((namespace, name))
         # A new spec wakes the daemon; its own status writes (same generation) do not.
@@ -111,7 +111,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             memory.generation = meta.get("generation")  # once per generation, however many events
             memory.wake.set()
 
-    @kopf.on.delete(*resource, registry=registry)
+    @kopf.on.delete(*resource, id="vectorindex_delete", registry=registry)
     @services.metrics.timed(KIND, "delete")
     async def vectorindex_delete(body, namespace, name, **_):
         memory = memories.get((namespace, name))
@@ -163,7 +163,8 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     try:
         spec = VectorIndexSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        await _report(obj, services, *_failing(old, ("False", "InvalidSpec", _first_error(exc))))
+        invalid = ("False", "InvalidSpec", _first_error(exc))
+        await _report(obj, services, invalid, invalid)
         services.metrics.reconciled(KIND, "invalid")
         return until_sweep()
     index_name = spec.index_name_for(name)
@@ -179,7 +180,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     if api_key is None:
         ns, secret, key = _secret_ref(spec, namespace, settings)
         missing = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
-        await _report(obj, services, *_failing(old, missing))
+        await _report(obj, services, missing, missing)
         services.metrics.reconciled(KIND, "error")
         memory.failures += 1
         return Next(_jitter(timing.secret_retry(memory.failures - 1)))
@@ -192,7 +193,8 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         memory.failures += 1
         if exc.failure.retry_after:
             memory.not_before = time.monotonic() + exc.failure.retry_after
-        await _report(obj, services, *_failing(old, ("False", verdict.reason, verdict.message)))
+        cond = ("False", verdict.reason, verdict.message)
+        await _report(obj, services, cond if verdict.terminal else _ready_as_before(old, cond), cond)
         log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
         services.metrics.reconciled(KIND, "error")
         return until_sweep() if verdict.delay is None else Next(_jitter(verdict.delay))
@@ -363,13 +365,14 @@ async def _api_key(spec: VectorIndexSpec, namespace: str, services: Services) ->
     return await services.kube.secret_value(ns, name, key) or None
 
 
-def _failing(status: dict, cond: Cond) -> tuple[Cond, Cond]:
-    """(Ready, Synced) after a pass that failed with `cond`. A failure to reach Pinecone or to
-    apply a change is no evidence that a serving index stopped serving: Ready stays True then."""
+def _ready_as_before(status: dict, cond: Cond) -> Cond:
+    """Ready after a failure the operator retries by itself: a Pinecone hiccup is no evidence
+    that a serving index stopped serving, so a True Ready stays. (Failures that need a person
+    turn Ready False: a deployment waiting on Ready must not pass with a change refused.)"""
     ready = get_condition(status.get("conditions"), READY) or {}
     if ready.get("status") == "True":
-        return (ready["status"], ready["reason"], ready.get("message", "")), cond
-    return cond, cond
+        return (ready["status"], ready["reason"], ready.get("message", ""))
+    return cond
 
 
 def _first_error(exc: ValidationError) -> str:
