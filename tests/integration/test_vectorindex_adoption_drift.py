@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.vectorindex_harness import (
+from tests.integration.conftest_vectorindex import (
     API_KEY,
     CLUSTER,
     NS,
@@ -14,18 +14,12 @@ from tests.integration.vectorindex_harness import (
     configure_behind,
     create_index_behind,
     delete_index_behind,
-    module_world,
     over_sweeps,
     settle,
 )
 from tests.integration.helpers import wait_for
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def vi_world(tmp_path_factory):
-    yield from module_world(tmp_path_factory)
 
 
 def owner_tags(name: str) -> dict[str, str]:

@@ -12,14 +12,12 @@ import pytest
 
 from pinery.api.base import GROUP, VERSION
 from tests.integration.helpers import wait_for
-from tests.integration.vectorindex_harness import (
+from tests.integration.conftest_vectorindex import (
     API_KEY,
     NS,
     PLURAL,
     RESYNC,
     World,
-    module_world,
-    no_faults,  # noqa: F401 (fixture)
     over_sweeps,
     settle,
     sweep_gap,
@@ -28,11 +26,6 @@ from tests.integration.vectorindex_harness import (
 pytestmark = pytest.mark.slow
 
 WRONG_KEY = "pcsk_wrong_0123456789abcdef"
-
-
-@pytest.fixture(scope="module")
-def vi_world(tmp_path_factory):
-    yield from module_world(tmp_path_factory)
 
 
 def warnings_of(w: World, name: str) -> dict[str, str]:

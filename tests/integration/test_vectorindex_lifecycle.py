@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.vectorindex_harness import (
+from tests.integration.conftest_vectorindex import (
     API_KEY,
     CLUSTER,
     NS,
     World,
     delete_index_behind,
-    module_world,
     settle,
     sweep_gap,
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def vi_world(tmp_path_factory):
-    yield from module_world(tmp_path_factory)
 
 
 def assert_conditions(w: World, name: str, generation: int) -> None:

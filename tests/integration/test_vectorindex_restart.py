@@ -6,7 +6,7 @@ import pytest
 
 from tests.integration.conftest_apiserver import ControlPlane
 from tests.integration.helpers import wait_for
-from tests.integration.vectorindex_harness import running_operator, sweep_gap, world
+from tests.integration.conftest_vectorindex import running_operator, sweep_gap, world
 
 pytestmark = pytest.mark.slow
 

@@ -282,8 +282,9 @@ def world(tmp: Path, *, install_crds: Callable[[ControlPlane], None] | None = No
         emulator.stop_thread()
 
 
-def module_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    """For a module-scoped fixture: one world shared by a module's tests."""
+@pytest.fixture(scope="module")
+def vi_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """One world shared by the tests of a module (objects and indexes carry unique names)."""
     with world(tmp_path_factory.mktemp("vi")) as w:
         yield w
 
