@@ -20,9 +20,11 @@ from typing import Any, Callable
 
 from pinery.vectorindex.errors import PineconeFailure, redact
 
-# The SDK retries retryable statuses itself, sleeping in our worker thread; one retry keeps
-# that bounded, and the operator's own requeue (honouring Retry-After) does the rest.
+# The SDK retries retryable statuses itself, sleeping in our worker thread while it holds a
+# slot of the concurrency cap: one retry, after at most a few seconds, keeps that bounded; the
+# operator's own requeue honours the full Retry-After without holding anything.
 SDK_MAX_RETRIES = 1
+SDK_MAX_WAIT_SECONDS = 2.0
 SDK_TIMEOUT_SECONDS = 20.0
 _MAX_CLIENTS = 64
 
@@ -110,7 +112,7 @@ class PineconeGateway:
                     api_key=api_key,
                     host=self.host or None,
                     timeout=self.timeout,
-                    retry_config=RetryConfig(max_retries=SDK_MAX_RETRIES),
+                    retry_config=RetryConfig(max_retries=SDK_MAX_RETRIES, max_wait=SDK_MAX_WAIT_SECONDS),
                     source_tag="pinery",
                 )
                 self._clients[kid] = client

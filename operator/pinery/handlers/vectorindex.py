@@ -101,6 +101,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             memory.done.set()
             if memories.get((namespace, name)) is memory:
                 del memories[(namespace, name)]
+                services.metrics.forget_index(namespace, name)  # gone, or another replica's now
 
     @kopf.on.event(*resource, id="vectorindex_event", registry=registry)
     async def vectorindex_event(namespace, name, meta, **_):
