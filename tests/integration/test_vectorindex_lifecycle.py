@@ -73,6 +73,8 @@ def test_pod_index_is_created_and_scaled_with_one_configure_call_per_change(vi_w
              metric="euclidean", dimension=16)
     obj = w.wait_ready("pods")
     assert obj["status"]["type"] == "pod" and obj["status"]["indexName"] == "pods-index"
+    assert obj["status"]["host"] == w.index("pods-index")["host"] and obj["status"]["state"] == "Ready"
+    assert_conditions(w, "pods", 1)
     spec = w.index("pods-index")["spec"]["pod"]
     assert (spec["environment"], spec["pod_type"], spec["replicas"]) == ("us-east1-gcp", "p1.x1", 1)
 
@@ -94,7 +96,8 @@ def test_byoc_index(vi_world: World):
     w = vi_world
     w.create("byoc", byoc={"environment": "aws-us-east-1-b921"}, metric="dotproduct")
     obj = w.wait_ready("byoc")
-    assert obj["status"]["type"] == "byoc" and obj["status"]["host"]
+    assert obj["status"]["type"] == "byoc" and obj["status"]["host"] and obj["status"]["state"] == "Ready"
+    assert_conditions(w, "byoc", 1)
     index = w.index("byoc")
     assert index["spec"]["byoc"]["environment"] == "aws-us-east-1-b921" and index["metric"] == "dotproduct"
 
