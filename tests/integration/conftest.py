@@ -10,3 +10,7 @@ from tests.integration.conftest_pinecone import (  # noqa: F401
     pinecone_client,
     pinecone_emulator,
 )
+from tests.integration.conftest_vectorindex import (  # noqa: F401
+    no_faults,
+    vi_world,
+)
