@@ -17,7 +17,7 @@ import copy
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from pydantic import ValidationError
 
@@ -75,18 +75,21 @@ def plan(
     service: Optional[dict] = None,
     config_map: Optional[dict] = None,
     settings: Optional[OperatorSettings] = None,
+    refused: Optional[Mapping[str, str]] = None,
 ) -> Plan:
     """Decide one reconcile pass of an FSDPJob.
 
     `job` is the FSDPJob as read from the API (metadata with uid and generation, spec, status);
     `pods` every pod labelled with the job's name; `service` and `config_map` the job's
-    Service and trainer ConfigMap when they exist.
+    Service and trainer ConfigMap when they exist. `refused` holds the creations the API server
+    refused in the previous pass (quota, admission), as `Kind/name` -> its message: they are
+    tried again, and reported in the conditions, the nodes and one Warning Event each.
     """
-    return _Planner(job, pods, now, service, config_map, settings or OperatorSettings()).run()
+    return _Planner(job, pods, now, service, config_map, settings or OperatorSettings(), refused or {}).run()
 
 
 class _Planner:
-    def __init__(self, job, pods, now, service, config_map, settings):
+    def __init__(self, job, pods, now, service, config_map, settings, refused):
         self.job = job
         self.meta = job.get("metadata") or {}
         self.ref = JobRef.of(job)
@@ -96,6 +99,7 @@ class _Planner:
         self.old = copy.deepcopy(job.get("status") or {})
         self.conditions: list[dict] = list(self.old.get("conditions") or [])
         self.service, self.config_map, self.settings = service, config_map, settings
+        self.refused = dict(refused)
         self.pods = [view_pod(p) for p in pods]
         self.creates: list[dict] = []
         self.deletions: dict[str, PodDeletion] = {}
@@ -227,8 +231,13 @@ class _Planner:
 
     def _force_stuck(self) -> None:
         for p in self.owned:
-            if p.terminating and p.deletion_timestamp and self.now >= p.deletion_timestamp + FORCE_DELETE_AFTER:
+            if not (p.terminating and p.deletion_timestamp):
+                continue
+            due = p.deletion_timestamp + FORCE_DELETE_AFTER
+            if self.now >= due:
                 self.deletions[p.uid] = PodDeletion(p.name, p.uid, force=True)
+            else:
+                self.after((due - self.now).total_seconds())
 
     def _observe_nodes(self) -> None:
         """Copy what the current pods show into status.nodes."""
@@ -311,6 +320,7 @@ class _Planner:
         self._ensure_shared_children()
         self._synced()
         self._observe_nodes()
+        self._report_created()
         if self._deadline_exceeded():
             return
         self.stop(self.stale)
@@ -329,6 +339,7 @@ class _Planner:
             if self.is_true("Failed"):
                 return
         self._start_missing()
+        self._report_refusals()
         self._evaluate()
 
     def _ensure_shared_children(self) -> None:
@@ -338,6 +349,26 @@ class _Planner:
             cm = build_config_map(self.ref, self.spec)
             if cm is not None:
                 self.creates.append(cm)
+
+    def _refusal(self, obj: dict) -> Optional[str]:
+        """The API server's answer when it refused to create `obj` in the previous pass."""
+        return self.refused.get(f"{obj['kind']}/{obj['metadata']['name']}")
+
+    def _report_created(self) -> None:
+        """Created turns True once the Service and every node's pod exist; pods that appear
+        later (a restart, a replacement, a resume) get a PodsCreated Event. Both follow what
+        was observed, so a creation the API server refused is never reported as done."""
+        fresh = [i for i, p in sorted(self.current.items()) if not self._observed_before(i)]
+        if self.is_true("Created"):
+            if fresh:
+                names = ", ".join(pod_name(self.ref.name, i) for i in fresh)
+                self.emit("Normal", "PodsCreated", f"created pods {names} (attempt {max(self.nodes[i]['attempt'] for i in fresh)})")
+            return
+        shared = self.service is not None and (self.config_map is not None or self.spec.command is not None)
+        if shared and all(i in self.current or self._known_failure(i) for i in range(self.n)):
+            names = ", ".join(pod_name(self.ref.name, i) for i in sorted(self.current))
+            self.set("Created", "True", "PodsCreated", f"created the headless Service and {len(self.current)} pods")
+            self.emit("Normal", "Created", f"created pods {names}")
 
     def _synced(self) -> None:
         if self.changed:
@@ -450,6 +481,7 @@ class _Planner:
         self.set("Failed", "True", reason, message, event="Warning")
         self._settle_running(reason, message)
         self.completion_time = self.completion_time or self.now_s
+        self.creates = [o for o in self.creates if o["kind"] != "Pod"]
         self.stop([p for p in self.owned if not p.finished])
         for i, p in self.current.items():
             if not p.finished:
@@ -469,17 +501,25 @@ class _Planner:
         create = [i for i in missing if i not in blocked]
         if not create:
             return
-        first_time = not self.is_true("Created")
-        for i in create:
-            self.creates.append(build_pod(self.ref, self.spec, i, self.nodes[i]["attempt"], self.settings))
-            self.nodes[i]["reason"] = "Creating"
+        # The start counts from the first attempt to create, refused or not, so the startup
+        # timeout also ends a job whose pods the API server keeps refusing.
         self.start_time = self.start_time or self.now_s
-        names = ", ".join(pod_name(self.ref.name, i) for i in create)
-        if first_time:
-            self.set("Created", "True", "PodsCreated", f"created the headless Service and {len(create)} pods")
-            self.emit("Normal", "Created", f"created pods {names}")
-        else:
-            self.emit("Normal", "PodsCreated", f"created pods {names}")
+        for i in create:
+            pod = build_pod(self.ref, self.spec, i, self.nodes[i]["attempt"], self.settings)
+            self.creates.append(pod)
+            refusal = self._refusal(pod)
+            self.nodes[i]["reason"] = "FailedCreate" if refusal else "Creating"
+            if refusal and (self.old_nodes.get(i) or {}).get("reason") != "FailedCreate":
+                self.emit("Warning", "FailedCreate", f"node {i}: the API server refused to create pod {pod['metadata']['name']}: {refusal}")
+
+    def _report_refusals(self) -> None:
+        """Until the job is Created, refused creations are its Created condition (the Pod ones
+        have their own Warning per node, the Service and ConfigMap get this one)."""
+        refused = [(o, r) for o in self.creates if (r := self._refusal(o))]
+        if refused and not self.is_true("Created"):
+            message = "; ".join(f"{o['kind']} {o['metadata']['name']}: {r}" for o, r in refused)
+            event = "Warning" if any(o["kind"] != "Pod" for o, _ in refused) else None
+            self.set("Created", "False", "FailedCreate", f"the API server refused to create {message}", event=event)
 
     def _evaluate(self) -> None:
         """Running, Succeeded and the startup deadline, from the current pods."""
@@ -515,7 +555,10 @@ class _Planner:
             self.set("Running", "False", "WaitingForNodes", f"fewer than {self.elastic.min_nodes} nodes running: {waiting}", event="Warning")
             self.after(WAIT_POLL_SECONDS)
             return
-        if self.is_true("Created") or self.creates:
+        if any(self._refusal(o) for o in self.creates):
+            self.set("Running", "False", "FailedCreate", waiting)
+            self._startup_deadline(waiting)
+        elif self.is_true("Created") or self.creates or self.current:
             if not self.is_true("Restarting"):
                 self.set("Running", "False", "PodsPending", waiting)
             self._startup_deadline(waiting)
@@ -533,6 +576,9 @@ class _Planner:
             if p is None or not p.started:
                 reason = (p.reason if p else None) or self.nodes[i].get("reason") or "Pending"
                 detail = f": {p.detail}" if p is not None and p.detail else ""
+                refusal = self.refused.get(f"Pod/{pod_name(self.ref.name, i)}") if p is None else None
+                if refusal:
+                    detail = f": {refusal}"
                 parts.append(f"node {i}: {reason}{detail}")
         return "; ".join(parts) or "waiting for the pods to start"
 
