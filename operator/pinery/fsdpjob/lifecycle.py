@@ -38,6 +38,9 @@ WAIT_POLL_SECONDS = 5.0
 # How often to look again while training runs (progress is read from the logs).
 PROGRESS_SECONDS = 30.0
 
+# Longest condition message written (the API allows 32768 characters).
+MAX_MESSAGE = 4096
+
 CONDITION_ORDER = ("Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Synced")
 
 
@@ -121,6 +124,7 @@ class _Planner:
     def set(self, type_: str, status: str, reason: str, message: str = "", event: Optional[str] = None) -> None:
         """Set a condition; emit an Event of type `event` when its status or reason changes."""
         old = self.cond(type_)
+        message = _clip(message)
         self.conditions = set_condition(self.conditions, type_, status, reason, message, self.generation, self.now_s)
         if event and (old is None or old.get("status") != status or old.get("reason") != reason):
             self.events.append(Event(event, reason, message or f"{type_} is {status}"))
@@ -493,6 +497,8 @@ class _Planner:
         if self.elastic is None and (self.stale or any(p.terminating for p in self.current.values())):
             # A gang starts together: the old pods must be gone first.
             self.after(WAIT_POLL_SECONDS)
+            for i in missing:
+                self.nodes[i]["reason"] = "WaitingForOldPods"
             return
         if blocked:
             self.after(WAIT_POLL_SECONDS)
@@ -570,7 +576,8 @@ class _Planner:
         return f"{len(done)} of {self.n} nodes exited 0 (elastic, at least {self.elastic.min_nodes} needed)"
 
     def _waiting_message(self) -> str:
-        parts = []
+        """Each waiting node and why; nodes waiting for the same reason share one entry."""
+        waiting: dict[str, list[int]] = {}
         for i in range(self.n):
             p = self.current.get(i)
             if p is None or not p.started:
@@ -579,7 +586,8 @@ class _Planner:
                 refusal = self.refused.get(f"Pod/{pod_name(self.ref.name, i)}") if p is None else None
                 if refusal:
                     detail = f": {refusal}"
-                parts.append(f"node {i}: {reason}{detail}")
+                waiting.setdefault(f"{reason}{detail}", []).append(i)
+        parts = [f"{_node_list(ranks)}: {why}" for why, ranks in waiting.items()]
         return "; ".join(parts) or "waiting for the pods to start"
 
     def _startup_deadline(self, waiting: str) -> None:
@@ -630,3 +638,23 @@ class _Planner:
 
 def _order(f: Failure) -> tuple:
     return (f.at, f.rank)
+
+
+def _node_list(ranks: list[int]) -> str:
+    """`node 3`, or `nodes 0-2, 5` for several (sorted ranks)."""
+    if len(ranks) == 1:
+        return f"node {ranks[0]}"
+    spans: list[list[int]] = []
+    for r in ranks:
+        if spans and r == spans[-1][1] + 1:
+            spans[-1][1] = r
+        else:
+            spans.append([r, r])
+    return "nodes " + ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _clip(message: str) -> str:
+    """Condition messages stay well inside the API's 32 KiB (many nodes, long server answers)."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return message[: MAX_MESSAGE - 40] + f"... ({len(message) - MAX_MESSAGE + 40} more characters)"

@@ -113,6 +113,23 @@ def test_waiting_reasons_appear_in_nodes_and_in_the_condition():
     assert "node 1: Unschedulable: 0/4 nodes are available" in c.condition("Running")["message"]
 
 
+def test_nodes_waiting_for_the_same_reason_share_one_entry_and_long_messages_are_clipped():
+    c = Cluster(job_object({"numNodes": 8}))
+    c.reconcile()
+    for rank in (0, 1, 2, 5):
+        c.set_pod_status(rank, waiting("ImagePullBackOff", "Back-off"))
+    c.run(3)
+    c.reconcile()
+    assert c.condition("Running")["message"] == "nodes 0-2, 5: ImagePullBackOff: Back-off; nodes 4, 6-7: Pending"
+    c = Cluster(job_object({"numNodes": 100}))
+    c.reconcile()
+    for rank in range(100):
+        c.set_pod_status(rank, waiting("ErrImagePull", f"rank {rank}: " + "x" * 100))
+    c.reconcile()
+    message = c.condition("Running")["message"]
+    assert 4000 < len(message) <= 4096 and message.endswith("more characters)")
+
+
 # --- gang restarts -----------------------------------------------------------------------
 
 
