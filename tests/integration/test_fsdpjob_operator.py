@@ -46,18 +46,18 @@ def op(plane, ns, kubelet) -> Iterator[h.Operator]:
         yield operator
 
 
-def strip_server_fields(expected, actual, path="") -> None:
+def assert_rendered(expected, actual, path="") -> None:
     """Every field the renderer printed is in the created object with the same value (the
     server adds its defaults, uid and status beside them)."""
     if isinstance(expected, dict):
         assert isinstance(actual, dict), f"{path}: {actual!r} is not an object"
         for key, value in expected.items():
             assert key in actual, f"{path}.{key} missing from the created object"
-            strip_server_fields(value, actual[key], f"{path}.{key}")
+            assert_rendered(value, actual[key], f"{path}.{key}")
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), f"{path}: {actual!r} != {expected!r}"
         for i, (e, a) in enumerate(zip(expected, actual)):
-            strip_server_fields(e, a, f"{path}[{i}]")
+            assert_rendered(e, a, f"{path}[{i}]")
     else:
         assert expected == actual, f"{path}: {actual!r} != {expected!r}"
 
@@ -85,7 +85,7 @@ def test_children_are_what_render_prints_and_the_job_succeeds_only_when_every_no
     config_map = plane.http("GET", f"/api/v1/namespaces/{ns}/configmaps/tiny-trainer").json()
     pods = [kubelet.pod(p["metadata"]["name"]) for p in pods]
     for want, got in zip(expected, [service, config_map, *pods]):
-        strip_server_fields(want, got, f"{want['kind']}/{want['metadata']['name']}")
+        assert_rendered(want, got, f"{want['kind']}/{want['metadata']['name']}")
     assert service["spec"]["clusterIP"] == "None" and service["spec"]["publishNotReadyAddresses"] is True
     for rank, pod in enumerate(pods):
         assert pod["metadata"]["name"] == f"tiny-node-{rank}"
@@ -98,8 +98,8 @@ def test_children_are_what_render_prints_and_the_job_succeeds_only_when_every_no
     assert op.phase_gauge("Pending") == 1
 
     kubelet.run("tiny", 0)
-    op.wait(tiny := "tiny", lambda j: h.status(j)["nodes"][0].get("phase") == "Running")
-    assert h.status(h.get_job(plane, ns, tiny))["phase"] == "Pending"  # one node is not the gang
+    op.wait("tiny", lambda j: h.status(j)["nodes"][0].get("phase") == "Running")
+    assert h.status(h.get_job(plane, ns, "tiny"))["phase"] == "Pending"  # one node is not the gang
     kubelet.run("tiny", 1)
     job = op.wait_phase("tiny", "Running")
     assert h.condition(job, "Running")["reason"] == "NodesRunning"
@@ -152,7 +152,6 @@ def test_a_failure_restarts_the_whole_gang_once_and_then_it_succeeds(plane, ns, 
     kubelet.release("gang-node-0")
     pods = kubelet.wait_pods("gang", 2, attempt=1)
     assert attempts(pods) == [1, 1] and not {p["metadata"]["uid"] for p in pods} & set(first.values())
-    assert all(p["spec"]["containers"][0]["env"][-1] for p in pods)
     env = {e["name"]: e.get("value") for e in pods[1]["spec"]["containers"][0]["env"]}
     assert env["PINERY_ATTEMPT"] == "1"
 
@@ -226,6 +225,20 @@ def test_non_retryable_exit_codes_fail_at_once(plane, ns, kubelet, op, spec, cod
     assert failed["message"].endswith(f"exit code {42 if code != 78 else 78} is not retried")
     wait_for(lambda: [p["metadata"]["name"] for p in kubelet.pods("code")] == ["code-node-1"], what="node 0 stopped")
     assert len(kubelet.created("code")) == 2
+    wait_for(lambda: "NonRetryableExitCode" in h.reasons(plane, ns, "code"), what="the Failed event")
+    assert "GangRestart" not in h.reasons(plane, ns, "code")
+
+
+def preempt(kubelet: h.TestKubelet, name: str) -> None:
+    """What the scheduler does to make room: mark the pod as a disruption target and delete it;
+    its containers take their grace period to stop."""
+    disruption = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": "preempted by a higher-priority pod"}
+    kubelet.held.add(name)
+    kubelet.set_status(name, {**h.running(), "conditions": [disruption]})
+    kubelet.plane.http("DELETE", f"/api/v1/namespaces/{kubelet.namespace}/pods/{name}")
+    job = name.rsplit("-node-", 1)[0]
+    wait_for(lambda: h.status(h.get_job(kubelet.plane, kubelet.namespace, job)).get("phase") == "Restarting", what="the restart")
+    kubelet.release(name)
 
 
 @pytest.mark.parametrize(
@@ -235,8 +248,7 @@ def test_non_retryable_exit_codes_fail_at_once(plane, ns, kubelet, op, spec, cod
         pytest.param(lambda k: k.remove("lost-node-1"), "PodDeleted", id="deleted at once by someone"),
         pytest.param(lambda k: k.plane.http("DELETE", f"/api/v1/namespaces/{k.namespace}/pods/lost-node-1"), "PodDeleted", id="deleted gracefully by someone"),
         pytest.param(lambda k: k.set_status("lost-node-1", h.node_lost()), "NodeLost", id="node lost"),
-        pytest.param(lambda k: k.set_status("lost-node-1", {**h.running(), "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": "preempted"}]})
-                     and k.plane.http("DELETE", f"/api/v1/namespaces/{k.namespace}/pods/lost-node-1"), "PreemptionByScheduler", id="preemption"),
+        pytest.param(lambda k: preempt(k, "lost-node-1"), "PreemptionByScheduler", id="preemption"),
     ],
 )
 def test_losing_a_node_any_way_restarts_the_gang(plane, ns, kubelet, op, break_node, reason):
@@ -297,6 +309,7 @@ def test_active_deadline_fails_the_job_and_stops_its_pods_and_can_be_changed_whi
     assert h.condition(job, "Synced")["status"] == "True"  # a mutable field: nothing to complain about
     kubelet.wait_no_pods("late")
     assert [n["reason"] for n in h.status(h.get_job(plane, ns, "late"))["nodes"]] == ["Stopped", "Stopped"]
+    wait_for(lambda: "DeadlineExceeded" in h.reasons(plane, ns, "late"), what="the DeadlineExceeded event")
 
 
 def test_ttl_after_finished_deletes_the_job_and_its_children(plane, ns, kubelet, op):
@@ -350,8 +363,9 @@ def test_elastic_replaces_a_failed_node_while_the_others_train_on(plane, ns, kub
     kubelet.run("flex", 2)
     job = op.wait("flex", lambda j: h.status(j)["nodes"][2].get("phase") == "Running")
     assert [(n["attempt"], n["restarts"]) for n in h.status(job)["nodes"]] == [(0, 0), (0, 0), (1, 1)]
-    wait_for(lambda: "NodeReplaced" in h.reasons(plane, ns, "flex"), what="the NodeReplaced event")
-    assert "GangRestart" not in h.reasons(plane, ns, "flex")
+    wait_for(lambda: "PodsCreated" in h.reasons(plane, ns, "flex"), what="the PodsCreated event")
+    assert h.reasons(plane, ns, "flex") == ["Created", "NodesRunning", "NodeFailed", "NodeReplaced", "PodsCreated"]
+    assert ("Normal", "PodsCreated", "created pods flex-node-2 (attempt 1)") in h.events(plane, ns, "flex")
     assert op.restarts_counter() == 1
 
 
@@ -416,3 +430,68 @@ def test_refused_pod_creation_is_a_warning_and_the_startup_timeout_still_ends_th
     assert h.status(job)["startTime"] <= failed["lastTransitionTime"]
     assert kubelet.pods("denied") == [] and kubelet.created("denied") == []
     assert len([r for r in h.reasons(plane, ns, "denied") if r == "FailedCreate"]) == 2  # once per node, not per retry
+
+
+def without_transition_rules(schema):
+    """The schema with every rule that compares against oldSelf removed (an old API server, a
+    CRD edited by hand): immutable fields are then only guarded by the operator."""
+    if isinstance(schema, dict):
+        rules = [r for r in schema.get("x-kubernetes-validations", []) if "oldSelf" not in r["rule"]]
+        out = {k: without_transition_rules(v) for k, v in schema.items() if k != "x-kubernetes-validations"}
+        if rules:
+            out["x-kubernetes-validations"] = rules
+        return out
+    if isinstance(schema, list):
+        return [without_transition_rules(v) for v in schema]
+    return schema
+
+
+def test_an_immutable_change_that_reaches_the_operator_is_refused_by_condition(control_plane, tmp_path):
+    from pinery.api.fsdpjob import FSDP_JOB
+    from pinery.crds import build_crd
+
+    plane = control_plane
+    crd = without_transition_rules(build_crd(FSDP_JOB))
+    assert "oldSelf" not in str(crd)
+    assert plane.http("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd).status_code == 201
+    wait_for(lambda: plane.http("GET", h.jobs_path("default")).status_code == 200, what="the CRD served")
+    with h.TestKubelet(plane, "default") as kubelet, h.job_operator(plane, "default") as op:
+        started(plane, "default", kubelet, op, "fixed", maxRestarts=1)
+        uids = [p["metadata"]["uid"] for p in kubelet.pods("fixed")]
+        h.patch_job(plane, "default", "fixed", {"numNodes": 3, "masterPort": 23456, "activeDeadlineSeconds": 3600})
+        job = op.wait_condition("fixed", "Synced", "False", "ImmutableFieldChanged")
+        message = h.condition(job, "Synced")["message"]
+        assert message.startswith("spec.numNodes, spec.masterPort changed after the job was created") or message.startswith(
+            "spec.masterPort, spec.numNodes changed after the job was created"
+        )
+        assert h.status(job)["phase"] == "Running" and len(h.status(job)["nodes"]) == 2
+        assert [p["metadata"]["uid"] for p in kubelet.pods("fixed")] == uids  # the pods keep the created spec
+        wait_for(lambda: "ImmutableFieldChanged" in h.reasons(plane, "default", "fixed"), what="the Warning event")
+        # the pods still run the spec the job was created with: a failure restarts 2 nodes on port 29500
+        kubelet.exit("fixed", 1, 1)
+        pods = kubelet.wait_pods("fixed", 2, attempt=1)
+        env = {e["name"]: e.get("value") for e in pods[0]["spec"]["containers"][0]["env"]}
+        assert (env["NNODES"], env["MASTER_PORT"]) == ("2", "29500")
+        h.patch_job(plane, "default", "fixed", {"numNodes": 2, "masterPort": 29500})
+        op.wait_condition("fixed", "Synced", "True", "SpecApplied")
+
+
+def test_deleting_a_job_stops_its_pods_and_forgets_it(plane, ns, kubelet, op):
+    started(plane, ns, kubelet, op, "gone")
+    assert op.phase_gauge("Running") == 1
+    assert plane.http("DELETE", h.jobs_path(ns, "gone")).status_code == 200
+    wait_for(lambda: h.get_job(plane, ns, "gone") is None, what="the job gone (the operator lets it go)")
+    kubelet.wait_no_pods("gone")
+    wait_for(lambda: plane.http("GET", f"/api/v1/namespaces/{ns}/services/gone").status_code == 404, what="the Service collected")
+    wait_for(lambda: op.phase_gauge("Running") == 0, what="the gauge forgets the job")
+
+
+def test_a_spec_only_the_operator_can_judge_fails_the_job_without_pods(plane, ns, kubelet, op):
+    # The CRD accepts it; the trainer's own rules (warm-up longer than the run) do not.
+    h.create_job(plane, ns, "odd", numNodes=2, command=None, trainer={"steps": 5})
+    job = op.wait_phase("odd", "Failed")
+    failed = h.condition(job, "Failed")
+    assert failed["reason"] == "InvalidSpec" and failed["message"].startswith("spec.trainer: ")
+    assert "warmupSteps" in failed["message"]
+    assert kubelet.pods("odd") == [] and plane.http("GET", f"/api/v1/namespaces/{ns}/services/odd").status_code == 404
+    wait_for(lambda: ("Warning", "InvalidSpec") in [(t, r) for t, r, _ in h.events(plane, ns, "odd")], what="the Warning")

@@ -665,12 +665,12 @@ def test_steps_write_the_status_before_deleting_and_create_last():
     c = started({"numNodes": 2, "maxRestarts": 1})
     c.fail(1)
     actions = [a for a, _ in c.plan().steps()]
-    assert actions == ["patch_status", "delete_pod", "delete_pod", "event", "event"]
+    assert actions == ["patch_status", "event", "event", "delete_pod", "delete_pod"]
     c = Cluster(job_object({"numNodes": 1}))
     assert [a for a, _ in c.plan().steps()] == ["patch_status", "create", "create", "create"]
     c.reconcile()
     c.set_pod_status(0, {"phase": "Failed", "reason": "Evicted"})
-    assert [a for a, _ in c.plan().steps()] == ["patch_status", "delete_pod", "event", "event", "event"]
+    assert [a for a, _ in c.plan().steps()] == ["patch_status", "event", "event", "event", "delete_pod"]
 
 
 def test_status_patch_is_a_merge_patch_that_keeps_foreign_keys():
