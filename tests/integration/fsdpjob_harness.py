@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
 import kopf.testing
+import pytest
 
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_JOB, LABEL_RANK, TRAINER_CONTAINER, pod_name
 from pinery.kube import Kube
@@ -42,6 +44,32 @@ COMMAND = ["python", "train.py"]
 
 def now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- fixtures (imported by the test modules) ----------------------------------------------
+
+_namespaces = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def plane(control_plane_module):
+    """One control plane per module, with pinery's CRDs; each test has its own namespace."""
+    control_plane_module.install_crds()
+    return control_plane_module
+
+
+@pytest.fixture
+def ns(plane) -> str:
+    name = f"fj-{next(_namespaces)}"
+    response = plane.http("POST", "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    assert response.status_code == 201, response.text
+    return name
+
+
+@pytest.fixture
+def kubelet(plane, ns) -> Iterator["TestKubelet"]:
+    with TestKubelet(plane, ns) as k:
+        yield k
 
 
 # --- the job ------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ the kubelet: it writes pod statuses and removes deleted pods (see fsdpjob_harnes
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 import sys
@@ -15,29 +14,8 @@ import yaml
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, pod_name
 from tests.conftest import REPO_ROOT
 from tests.integration import fsdpjob_harness as h
+from tests.integration.fsdpjob_harness import kubelet, ns, plane  # noqa: F401 (fixtures)
 from tests.integration.helpers import wait_for
-
-_names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def plane(control_plane_module):
-    control_plane_module.install_crds()
-    return control_plane_module
-
-
-@pytest.fixture
-def ns(plane) -> str:
-    name = f"fj-{next(_names)}"
-    response = plane.http("POST", "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    assert response.status_code == 201, response.text
-    return name
-
-
-@pytest.fixture
-def kubelet(plane, ns) -> Iterator[h.TestKubelet]:
-    with h.TestKubelet(plane, ns) as k:
-        yield k
 
 
 @pytest.fixture
@@ -96,6 +74,8 @@ def test_children_are_what_render_prints_and_the_job_succeeds_only_when_every_no
         assert (owner["kind"], owner["uid"], owner["controller"]) == ("FSDPJob", uid, True)
     assert [n["phase"] for n in h.status(job)["nodes"]] == ["Pending", "Pending"]
     assert op.phase_gauge("Pending") == 1
+    job = op.wait_condition("tiny", "Created", "True", "PodsCreated")
+    assert h.condition(job, "Created")["message"] == "created the headless Service and 2 pods"
 
     kubelet.run("tiny", 0)
     op.wait("tiny", lambda j: h.status(j)["nodes"][0].get("phase") == "Running")

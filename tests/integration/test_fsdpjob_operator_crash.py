@@ -8,35 +8,13 @@ attempt, never a pod of the new attempt before the old ones are gone, and one re
 
 from __future__ import annotations
 
-import itertools
 from typing import Iterator
 
 import pytest
 
 from tests.integration import fsdpjob_harness as h
+from tests.integration.fsdpjob_harness import kubelet, ns, plane  # noqa: F401 (fixtures)
 from tests.integration.helpers import wait_for
-
-_names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def plane(control_plane_module):
-    control_plane_module.install_crds()
-    return control_plane_module
-
-
-@pytest.fixture
-def ns(plane) -> str:
-    name = f"crash-{next(_names)}"
-    response = plane.http("POST", "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    assert response.status_code == 201, response.text
-    return name
-
-
-@pytest.fixture
-def kubelet(plane, ns) -> Iterator[h.TestKubelet]:
-    with h.TestKubelet(plane, ns) as k:
-        yield k
 
 
 @pytest.fixture

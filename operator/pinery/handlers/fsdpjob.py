@@ -169,8 +169,11 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
 
 async def update_progress(job: dict, result: Plan, services: Services) -> None:
     """Read rank 0's log tail and publish the trainer's progress (pods need no API access)."""
-    if result.status.get("phase") not in ("Running", "Succeeded", "Restarting"):
+    phase = result.status.get("phase")
+    if phase not in ("Running", "Succeeded", "Restarting"):
         return
+    if phase == "Succeeded" and (job.get("status") or {}).get("phase") == "Succeeded":
+        return  # the last lines were read when the job succeeded
     namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
     try:
         text = await services.kube.pod_log(
