@@ -475,3 +475,41 @@ def test_a_spec_only_the_operator_can_judge_fails_the_job_without_pods(plane, ns
     assert "warmupSteps" in failed["message"]
     assert kubelet.pods("odd") == [] and plane.http("GET", f"/api/v1/namespaces/{ns}/services/odd").status_code == 404
     wait_for(lambda: ("Warning", "InvalidSpec") in [(t, r) for t, r, _ in h.events(plane, ns, "odd")], what="the Warning")
+
+
+def test_the_operator_carries_on_after_the_api_server_was_away(tmp_path, monkeypatch):
+    """The API server restarts (same address, same state) while a job runs and the operator
+    is in the middle of its passes: it retries, and a failure after the restart still restarts
+    the gang exactly once."""
+    import time
+
+    from pinery.fsdpjob import lifecycle
+    from pinery.local.apiserver.server import LocalApiServer
+    from pinery.local.cluster import free_port
+    from tests.integration.conftest_apiserver import ControlPlane
+
+    monkeypatch.setattr(lifecycle, "PROGRESS_SECONDS", 0.2)  # passes keep coming while it is away
+    port = free_port()
+
+    def server() -> ControlPlane:
+        api = LocalApiServer(tmp_path, token="restart-token", port=port).start_in_thread()
+        return ControlPlane(api, tmp_path, api.write_kubeconfig(tmp_path / "kubeconfig"), "restart-token")
+
+    plane = server()
+    plane.install_crds()
+    op = h.new_operator(plane, "default").start()
+    try:
+        with h.TestKubelet(plane, "default") as kubelet:
+            started(plane, "default", kubelet, op, "steady", maxRestarts=2)
+        plane.server.stop_thread()
+        wait_for(lambda: op.sample("pinery_reconciles_total", {"resource": "FSDPJob", "outcome": "error"}) >= 1, what="a failed pass")
+        time.sleep(0.5)
+        plane = server()
+        with h.TestKubelet(plane, "default") as kubelet:
+            kubelet.exit("steady", 1, 1)
+            kubelet.wait_pods("steady", 2, attempt=1, timeout=15)
+            job = op.wait_phase("steady", "Restarting")
+            assert h.status(job)["restarts"] == 1
+    finally:
+        op.stop()
+        plane.server.stop_thread()

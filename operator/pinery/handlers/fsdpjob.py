@@ -102,10 +102,13 @@ class JobLoop:
         try:
             delay = await self.reconcile()
             self.failures = 0
-        except KubeError as exc:
+        except Exception as exc:  # an API error, the API server unreachable, or a bug: try again later
             self.failures += 1
             delay = backoff(self.failures, cap=60)
-            self.logger.warning("reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", self.namespace, self.name, exc, delay)
+            self.logger.warning(
+                "reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", self.namespace, self.name, exc, delay,
+                exc_info=not isinstance(exc, KubeError),
+            )
             self.services.metrics.reconciled("FSDPJob", "error")
             return delay
         if delay is None:
