@@ -1,9 +1,9 @@
 """The FSDPJob operator under KopfRunner, and a kubelet the test drives by hand.
 
-    with job_operator(plane, ns) as op, TestKubelet(plane, ns) as kubelet:
-        create_job(plane, ns, "train", numNodes=2, command=[...])
+    with TestKubelet(plane, ns) as kubelet, job_operator(plane, ns) as op:
+        create_job(plane, ns, "train", numNodes=2)
         kubelet.wait_pods("train", 2)
-        kubelet.run_all("train")
+        kubelet.run_all("train", 2)
         op.wait_phase("train", "Running")
 
 `TestKubelet` watches the namespace's pods from before the operator creates any: it binds
@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from typing import Any, Callable, Iterator
 import kopf.testing
 import pytest
 
+from pinery.api.base import GROUP, VERSION
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_JOB, LABEL_RANK, TRAINER_CONTAINER, pod_name
 from pinery.kube import Kube
 from pinery.runtime import build_registry, kopf_settings
@@ -35,7 +37,7 @@ from pinery.services import Services
 from pinery.settings import OperatorSettings
 from tests.integration.helpers import wait_for
 
-GROUP, VERSION, PLURAL = "pinery.dev", "v1alpha1", "fsdpjobs"
+PLURAL = "fsdpjobs"
 NODE = "test-node"
 SETTINGS = OperatorSettings(metrics_port=0, health_port=0, operator_image="pinery:test", trainer_image="trainer:test")
 # A command for jobs whose pods never run anything (the test is their kubelet).
@@ -177,11 +179,11 @@ class Operator:
         return self.services.metrics
 
     def start(self) -> "Operator":
+        # The registry's login handler uses the operator's own client: no kubeconfig patching.
         args = ["run", "--standalone", f"--namespace={self.namespace}"]
         registry = build_registry(self.services)
         self.runner = kopf.testing.KopfRunner(args, registry=registry, settings=kopf_settings(self.services.settings), timeout=30)
-        with self.plane.kopf_login():
-            self.runner.__enter__()
+        self.runner.__enter__()
         return self
 
     def stop(self) -> None:
@@ -289,8 +291,6 @@ class TestKubelet:
                     for line in response.iter_lines():
                         if not line:
                             continue
-                        import json
-
                         event = json.loads(line)
                         obj = event["object"]
                         rv = obj["metadata"].get("resourceVersion", rv)

@@ -272,7 +272,7 @@ def test_pods_not_running_within_the_startup_timeout_fail_the_job(plane, ns, kub
     kubelet.set_status("slow-node-1", stuck)
     job = op.wait("slow", lambda j: shown in h.condition(j, "Running").get("message", ""))
     assert h.status(job)["phase"] == "Pending" and h.status(job)["nodes"][1]["reason"] == shown.split(":")[1].strip()
-    job = op.wait_phase("slow", "Failed", timeout=5)
+    job = op.wait_phase("slow", "Failed", timeout=10)
     failed = h.condition(job, "Failed")
     assert failed["reason"] == "StartupTimeout" and h.status(job)["restarts"] == 0
     assert failed["message"].startswith("the pods were not all running within startupTimeoutSeconds (2s): ") and shown in failed["message"]
@@ -283,7 +283,7 @@ def test_pods_not_running_within_the_startup_timeout_fail_the_job(plane, ns, kub
 def test_active_deadline_fails_the_job_and_stops_its_pods_and_can_be_changed_while_it_runs(plane, ns, kubelet, op):
     started(plane, ns, kubelet, op, "late", activeDeadlineSeconds=3600)
     h.patch_job(plane, ns, "late", {"activeDeadlineSeconds": 1})
-    job = op.wait_phase("late", "Failed", timeout=5)
+    job = op.wait_phase("late", "Failed", timeout=10)
     failed = h.condition(job, "Failed")
     assert (failed["reason"], failed["message"]) == ("DeadlineExceeded", "the job ran longer than activeDeadlineSeconds (1s)")
     assert h.condition(job, "Synced")["status"] == "True"  # a mutable field: nothing to complain about
@@ -403,7 +403,7 @@ def test_refused_pod_creation_is_a_warning_and_the_startup_timeout_still_ends_th
     assert [n["reason"] for n in h.status(job)["nodes"]] == ["FailedCreate", "FailedCreate"]
     warnings = [m for t, r, m in h.events(plane, ns, "denied") if (t, r) == ("Warning", "FailedCreate")]
     assert len(warnings) == 2 and warnings[0].startswith("node 0: the API server refused to create pod denied-node-0: ")
-    job = op.wait_phase("denied", "Failed", timeout=6)
+    job = op.wait_phase("denied", "Failed", timeout=10)
     failed = h.condition(job, "Failed")
     assert failed["reason"] == "StartupTimeout" and "not a label value" in failed["message"]
     # counted from the first attempt: started before, and at most a few seconds later
