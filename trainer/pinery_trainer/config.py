@@ -11,8 +11,15 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 from pydantic.alias_generators import to_camel
 
+from pinery_trainer.presets import resolve_shape, shape_problems
+
 Preset = Literal["tiny", "small", "base", "1b", "7b"]
-Dtype = Literal["float32", "bfloat16", "float16"]
+# float16 would need loss scaling, which FSDP2 training here does not do: bfloat16 is the
+# low-precision choice.
+Dtype = Literal["float32", "bfloat16"]
+
+
+DEFAULT_WARMUP_STEPS = 10
 
 
 class _Model(BaseModel):
@@ -26,8 +33,10 @@ class ModelConfig(_Model):
     preset: Preset = Field(
         "tiny",
         description=(
-            "Built-in transformer shape: tiny (~1M parameters, for tests), small (~25M), "
-            "base (~125M), 1b, 7b. Ignored when hfPath is set."
+            "Built-in Llama-style transformer: tiny (1M parameters, for tests and CPUs), small "
+            "(58M), base (134M), 1b (1.1B, TinyLlama's shape), 7b (6.7B, Llama-2-7B's shape). "
+            "Built on the meta device and materialised shard by shard after sharding. Ignored "
+            "when hfPath is set."
         ),
     )
     hf_path: Optional[str] = Field(
@@ -43,6 +52,19 @@ class ModelConfig(_Model):
     dim: Optional[int] = Field(None, ge=8, le=65536, description="Override the preset's model width.")
     layers: Optional[int] = Field(None, ge=1, le=1024, description="Override the preset's number of blocks.")
     heads: Optional[int] = Field(None, ge=1, le=1024, description="Override the preset's attention heads.")
+    kv_heads: Optional[int] = Field(
+        None, ge=1, le=1024, description="Override the preset's key/value heads (grouped-query attention)."
+    )
+    compile: bool = Field(
+        False, description="torch.compile each block: faster steps on GPUs, but the first step takes tens of seconds."
+    )
+
+    def overrides(self) -> dict[str, int]:
+        return {
+            name: value
+            for name in ("dim", "layers", "heads", "kv_heads", "vocab_size")
+            if (value := getattr(self, name)) is not None
+        }
 
 
 class DataConfig(_Model):
@@ -73,7 +95,11 @@ class OptimConfig(_Model):
 
     lr: float = Field(3e-4, gt=0, le=10, description="Peak learning rate.")
     min_lr_ratio: float = Field(0.1, ge=0, le=1, description="Final learning rate as a fraction of lr.")
-    warmup_steps: int = Field(10, ge=0, description="Steps of linear warm-up.")
+    warmup_steps: Optional[int] = Field(
+        None,
+        ge=0,
+        description=f"Steps of linear warm-up. Default: {DEFAULT_WARMUP_STEPS}, or steps when the run is shorter.",
+    )
     weight_decay: float = Field(0.1, ge=0, description="AdamW weight decay.")
     beta1: float = Field(0.9, ge=0, lt=1, description="AdamW beta1.")
     beta2: float = Field(0.95, ge=0, lt=1, description="AdamW beta2.")
@@ -84,8 +110,11 @@ class OptimConfig(_Model):
 class MixedPrecisionConfig(_Model):
     """FSDP2 mixed precision."""
 
-    param_dtype: Dtype = Field("float32", description="Dtype of parameters in forward and backward.")
-    reduce_dtype: Dtype = Field("float32", description="Dtype of gradient reduction.")
+    param_dtype: Dtype = Field(
+        "float32",
+        description="Dtype of parameters in forward and backward (bfloat16 on GPUs); sharded parameters and optimizer state stay float32.",
+    )
+    reduce_dtype: Dtype = Field("float32", description="Dtype of the gradient reduce-scatter.")
 
 
 class FSDPConfig(_Model):
@@ -97,7 +126,9 @@ class FSDPConfig(_Model):
     mixed_precision: MixedPrecisionConfig = Field(
         default_factory=MixedPrecisionConfig, description="Parameter and reduction dtypes."
     )
-    cpu_offload: bool = Field(False, description="Keep sharded parameters and optimizer state on the CPU.")
+    cpu_offload: bool = Field(
+        False, description="Keep sharded parameters, gradients and optimizer state on the CPU (the optimizer steps there)."
+    )
     activation_checkpointing: bool = Field(
         False, description="Recompute block activations in backward to save memory."
     )
@@ -127,7 +158,25 @@ class TrainerConfig(_Model):
     seed: int = Field(0, ge=0, description="Seed for initialisation and data order.")
     log_every: int = Field(10, ge=1, description="Rank 0 prints a JSON progress line every this many steps.")
     micro_batch_size: int = Field(4, ge=1, le=65536, description="Sequences per rank per micro-step.")
-    grad_accum_steps: int = Field(1, ge=1, le=65536, description="Micro-steps per optimizer step.")
+    grad_accum_steps: int = Field(
+        1, ge=1, le=65536, description="Micro-steps per optimizer step. Ignored when globalBatchSize is set."
+    )
+    global_batch_size: Optional[int] = Field(
+        None,
+        ge=1,
+        le=100_000_000,
+        description=(
+            "Sequences per optimizer step over all ranks. When set, gradient accumulation is "
+            "globalBatchSize / (microBatchSize x world size), so that a run resumed at another "
+            "world size continues exactly; it must divide evenly."
+        ),
+    )
+    peak_tflops: Optional[float] = Field(
+        None,
+        gt=0,
+        le=100_000,
+        description="Peak dense TFLOP/s of one GPU for the mfu figure; detected for A100, H100, H200, B200 and L4 when unset.",
+    )
     process_group_timeout_seconds: int = Field(
         600,
         ge=10,
@@ -141,11 +190,24 @@ class TrainerConfig(_Model):
         default_factory=CheckpointConfig, description="Checkpointing."
     )
 
+    def warmup_steps(self) -> int:
+        if self.optim.warmup_steps is None:
+            return min(DEFAULT_WARMUP_STEPS, self.steps)
+        return self.optim.warmup_steps
+
     def problems(self) -> list[tuple[str, str]]:
         """Cross-field rules, as (field path, message)."""
         out = []
-        if self.optim.warmup_steps > self.steps:
+        if self.optim.warmup_steps is not None and self.optim.warmup_steps > self.steps:
             out.append(("optim.warmupSteps", f"must not exceed steps ({self.steps})"))
+        if self.global_batch_size is not None and self.global_batch_size % self.micro_batch_size:
+            out.append(("globalBatchSize", f"must be a multiple of microBatchSize ({self.micro_batch_size})"))
+        overrides = self.model.overrides()
+        if self.model.hf_path is not None:
+            for name in overrides:
+                out.append((f"model.{to_camel(name)}", "cannot be combined with model.hfPath (the Hugging Face config decides the shape)"))
+        else:
+            out.extend(shape_problems(resolve_shape(self.model.preset, **overrides)))
         return out
 
     @model_validator(mode="after")

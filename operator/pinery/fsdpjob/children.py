@@ -34,7 +34,9 @@ from pinery.fsdpjob.naming import (
 from pinery.settings import OperatorSettings
 from pinery_trainer.config import TrainerConfig
 
-DEFAULT_COMMAND = ("torchrun", "-m", "pinery_trainer", "--config", CONFIG_PATH)
+# The launcher is torchrun itself, but it checks the configuration first and exits with the
+# workers' own codes (78, 143), which plain torchrun turns into 1.
+DEFAULT_COMMAND = ("python", "-m", "pinery_trainer.launch", "--config", CONFIG_PATH)
 PORT_NAME = "rendezvous"
 SHM_VOLUME = f"{RESERVED_VOLUME_PREFIX}shm"
 CHECKPOINT_VOLUME = f"{RESERVED_VOLUME_PREFIX}checkpoint"

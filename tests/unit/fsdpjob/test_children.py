@@ -147,7 +147,7 @@ def test_builtin_trainer_default_command_and_config_map():
     assert TrainerConfig.model_validate(config) == s.trainer
     pod = next(o for o in objs if o["kind"] == "Pod")
     container = pod["spec"]["containers"][0]
-    assert container["command"] == list(DEFAULT_COMMAND) == ["torchrun", "-m", "pinery_trainer", "--config", "/etc/pinery/trainer.yaml"]
+    assert container["command"] == list(DEFAULT_COMMAND) == ["python", "-m", "pinery_trainer.launch", "--config", "/etc/pinery/trainer.yaml"]
     assert container["args"] == ["--set", "seed=3"] and container["image"] == "trainer:test"
     assert {"name": "pinery-trainer-config", "mountPath": "/etc/pinery", "readOnly": True} in container["volumeMounts"]
     assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"

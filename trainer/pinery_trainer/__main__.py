@@ -1,0 +1,5 @@
+import sys
+
+from pinery_trainer.cli import main
+
+sys.exit(main())

@@ -1,0 +1,38 @@
+"""FSDP2: `fully_shard` on every transformer block, then on the root module."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.distributed.device_mesh import DeviceMesh
+from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
+
+from pinery_trainer.config import FSDPConfig
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def apply_fsdp(
+    model: nn.Module, blocks: list[nn.Module], mesh: DeviceMesh, config: FSDPConfig, device: torch.device,
+    compile_blocks: bool = False,
+) -> None:
+    policy = dict(
+        mesh=mesh,
+        reshard_after_forward=config.reshard_after_forward,
+        mp_policy=MixedPrecisionPolicy(
+            param_dtype=DTYPES[config.mixed_precision.param_dtype],
+            reduce_dtype=DTYPES[config.mixed_precision.reduce_dtype],
+        ),
+        # Pinning needs an accelerator: on a CPU-only machine it fails outright.
+        offload_policy=CPUOffloadPolicy(pin_memory=device.type == "cuda") if config.cpu_offload else OffloadPolicy(),
+    )
+    for block in blocks:
+        if compile_blocks:
+            block.compile()
+        fully_shard(block, **policy)
+    fully_shard(model, **policy)
+
+
+def materialisation_device(config: FSDPConfig, device: torch.device) -> torch.device:
+    """Where sharded parameters live: the CPU when offloaded, else the training device."""
+    return torch.device("cpu") if config.cpu_offload else device
