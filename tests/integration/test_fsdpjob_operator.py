@@ -467,12 +467,12 @@ def test_deleting_a_job_stops_its_pods_and_forgets_it(plane, ns, kubelet, op):
 
 
 def test_a_spec_only_the_operator_can_judge_fails_the_job_without_pods(plane, ns, kubelet, op):
-    # The CRD accepts it; the trainer's own rules (warm-up longer than the run) do not.
-    h.create_job(plane, ns, "odd", numNodes=2, command=None, trainer={"steps": 5})
+    # The CRD accepts it; the trainer's own cross-field rules do not.
+    h.create_job(plane, ns, "odd", numNodes=2, command=None, trainer={"steps": 50, "microBatchSize": 4, "globalBatchSize": 10})
     job = op.wait_phase("odd", "Failed")
     failed = h.condition(job, "Failed")
     assert failed["reason"] == "InvalidSpec" and failed["message"].startswith("spec.trainer: ")
-    assert "warmupSteps" in failed["message"]
+    assert "globalBatchSize: must be a multiple of microBatchSize (4)" in failed["message"]
     assert kubelet.pods("odd") == [] and plane.http("GET", f"/api/v1/namespaces/{ns}/services/odd").status_code == 404
     wait_for(lambda: ("Warning", "InvalidSpec") in [(t, r) for t, r, _ in h.events(plane, ns, "odd")], what="the Warning")
 
