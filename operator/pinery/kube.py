@@ -28,6 +28,7 @@ class KubeError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
+        self.message = message
 
 
 def load_api_client(kubeconfig: str | None = None) -> Any:
