@@ -151,3 +151,22 @@ def test_pod_log_follow_ends_with_the_pod(control_plane):
     time.sleep(0.2)
     v1.delete_namespaced_pod("vanishing", "default")
     assert ended.wait(5) and time.monotonic() - started < 5
+
+
+def test_request_counts_by_verb_and_resource(control_plane):
+    before = control_plane.server.request_counts()
+    v1 = control_plane.core_v1()
+    v1.create_namespaced_config_map("default", configmap("counted"))
+    v1.read_namespaced_config_map("counted", "default")
+    v1.list_namespaced_config_map("default")
+    v1.patch_namespaced_config_map("counted", "default", {"data": {"k": "v"}})
+    v1.delete_namespaced_config_map("counted", "default")
+    assert control_plane.http("GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1").ok
+    assert control_plane.http("GET", "/apis").ok and control_plane.http("GET", "/api/v1").ok
+    assert control_plane.http("GET", "/api/v1/namespaces/default/pods/nothing/status").status_code == 404
+    after = control_plane.server.request_counts()
+    added = {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
+    assert added == {
+        "create configmaps": 1, "get configmaps": 1, "list configmaps": 1, "patch configmaps": 1,
+        "delete configmaps": 1, "watch configmaps": 1, "get discovery": 2, "get pods/status": 1,
+    }

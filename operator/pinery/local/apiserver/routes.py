@@ -20,6 +20,7 @@ from pinery.schema.errors import FieldError
 
 from pinery.local.apiserver import discovery, errors, openapi, protobuf, table
 from pinery.local.apiserver.admission import check_field_validation
+from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
 from pinery.local.apiserver.operations import Api, DeleteOptions, WriteOptions
 from pinery.local.apiserver.patch import PATCH_TYPES
@@ -124,8 +125,10 @@ class Routes:
         logs_dir: Path,
         server_address: Callable[[], str],
         watch_settings: WatchSettings,
+        counter: RequestCounter | None = None,
     ) -> None:
         self.api = api
+        self.counter = counter or RequestCounter()
         self.registry: TypeRegistry = api.registry
         self.store = api.store
         self.logs_dir = logs_dir
@@ -140,6 +143,8 @@ class Routes:
         head = parts[0]
         if head in ("healthz", "livez", "readyz"):
             return web.Response(text="ok", content_type="text/plain")
+        if len(parts) <= (2 if head == "api" else 3) and head in ("api", "apis") or head in ("version", "openapi"):
+            self.counter.count(verb(method, True), "discovery")
         if parts == ["version"]:
             return json_response(discovery.version_info())
         if head == "openapi":
@@ -209,6 +214,8 @@ class Routes:
             raise errors.path_not_found()
         if subresource is not None and subresource not in rtype.subresources:
             raise errors.path_not_found()
+        watch = watch_path or _flag(request.query, "watch")
+        self.counter.count(verb(request.method, name is not None, watch), f"{rtype.plural}/{subresource}" if subresource else rtype.plural)
         if name is None:
             return await self._collection(request, rtype, namespace, watch_path)
         return await self._object(request, rtype, namespace or "", name, subresource)

@@ -31,6 +31,7 @@ from aiohttp import web
 
 from pinery.local.apiserver import errors
 from pinery.local.apiserver.controllers import Controllers
+from pinery.local.apiserver.counters import RequestCounter
 from pinery.local.apiserver.operations import CRD_KEY, NAMESPACE_KEY, Api, WriteOptions
 from pinery.local.apiserver.pki import Pki, ensure_pki
 from pinery.local.apiserver.persistence import Persistence, load, snapshot_path
@@ -90,6 +91,8 @@ class LocalApiServer:
         self.history = history
         self.persist_delay = persist_delay
         self.access_log = access_log
+        # Requests served by verb and resource (`request_counts()`), kept across restarts of the server.
+        self.requests = RequestCounter()
         self.store: Store | None = None
         self.api: Api | None = None
         self._runner: web.AppRunner | None = None
@@ -137,7 +140,7 @@ class LocalApiServer:
         self._controllers.start()
         await self._persistence.flush()
 
-        routes = Routes(api, self.logs_dir, lambda: f"{self.host}:{self.port}", self.watch_settings)
+        routes = Routes(api, self.logs_dir, lambda: f"{self.host}:{self.port}", self.watch_settings, self.requests)
         app = web.Application(middlewares=[self._middleware], client_max_size=_MAX_BODY)
         app.router.add_route("*", "/{tail:.*}", routes.dispatch)
         self._runner = web.AppRunner(
@@ -154,6 +157,10 @@ class LocalApiServer:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         log.info("local control plane listening on %s (state in %s)", self.url, self.state_dir)
+
+    def request_counts(self) -> dict[str, int]:
+        """Requests served so far, `verb resource` -> count (`create pods`, `patch fsdpjobs/status`)."""
+        return self.requests.snapshot()
 
     @staticmethod
     def _bootstrap(api: Api) -> None:
