@@ -2,14 +2,18 @@
 
 Each pass reads the job, its pods, Service and ConfigMap fresh from the API (never Kopf's
 cached body: the restart protocol needs to see its own status writes), asks
-`pinery.fsdpjob.plan` what to do, and applies the Plan's steps in order. The loop sleeps until
-the plan's requeue time or until a pod or the job changes.
+`pinery.fsdpjob.plan` what to do, and applies the Plan's steps in order. The planner takes some
+transitions in steps (children created, then Created; Succeeded, then its TTL), so a pass plans
+again on what its own writes returned, until the plan is idle, instead of waiting for the watch
+events of those writes and reading everything again. The loop then sleeps until the plan's
+requeue time or until something it did not write itself changes: a pod, or the job's spec.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import kopf
@@ -27,13 +31,21 @@ PLURAL = "fsdpjobs"
 # Lines of rank 0's log read for progress each pass.
 LOG_TAIL_LINES = 200
 IDLE_SECONDS = 60.0
+# Plans one pass may apply on the answers to its own writes before it reads everything again.
+MAX_ROUNDS = 4
 
 
 class Wakeups:
-    """One asyncio.Event per job, set by pod and job events to cut a daemon's sleep short."""
+    """One asyncio.Event per job, set to cut its daemon's sleep short by a change the daemon did
+    not make itself: a pod event (unless it is of a pod as the daemon created it), or a new
+    generation of the job's spec. The job's status writes, Kopf's finalizer and other metadata
+    wake nothing; each wake costs a whole pass of reads."""
 
     def __init__(self) -> None:
         self._events: dict[tuple[str, str], asyncio.Event] = {}
+        self._seen: dict[tuple[str, str], int] = {}  # the generation the last pass read
+        self._latest: dict[tuple[str, str], int] = {}  # the newest generation a watch event showed
+        self._own: dict[tuple[str, str], dict[str, str]] = {}  # pod name -> resourceVersion it was created with
 
     def event(self, namespace: str, name: str) -> asyncio.Event:
         return self._events.setdefault((namespace, name), asyncio.Event())
@@ -43,8 +55,32 @@ class Wakeups:
         if event is not None:
             event.set()
 
+    def seen(self, namespace: str, name: str, generation: int | None) -> None:
+        """A pass read the job at `generation`; wake again if an event already showed a newer one."""
+        key = (namespace, name)
+        self._seen[key] = generation or 0
+        if self._latest.get(key, 0) > self._seen[key]:
+            self.wake(namespace, name)
+
+    def job_changed(self, namespace: str, name: str, generation: int | None) -> None:
+        key = (namespace, name)
+        if key not in self._events:
+            return  # no daemon (yet, or any more): a new one reads the job first anyway
+        self._latest[key] = max(self._latest.get(key, 0), generation or 0)
+        if key in self._seen and self._latest[key] > self._seen[key]:
+            self.wake(namespace, name)
+
+    def created(self, namespace: str, job: str, pod: dict) -> None:
+        meta = pod.get("metadata") or {}
+        self._own.setdefault((namespace, job), {})[meta.get("name")] = meta.get("resourceVersion")
+
+    def pod_changed(self, namespace: str, job: str, pod: str, resource_version: str | None) -> None:
+        if self._own.get((namespace, job), {}).get(pod) != resource_version:
+            self.wake(namespace, job)
+
     def forget(self, namespace: str, name: str) -> None:
-        self._events.pop((namespace, name), None)
+        for table in (self._events, self._seen, self._latest, self._own):
+            table.pop((namespace, name), None)
 
 
 def register(registry: kopf.OperatorRegistry, services: Services) -> None:
@@ -54,7 +90,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     @kopf.daemon(*resource, registry=registry, cancellation_timeout=5.0)
     async def fsdpjob_daemon(namespace, name, stopped, logger, **_):
         wake = wakeups.event(namespace, name)
-        job = JobLoop(namespace, name, services, logger)
+        job = JobLoop(namespace, name, services, logger, wakeups)
         try:
             while not stopped:
                 wake.clear()
@@ -72,12 +108,12 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             services.metrics.forget_job(namespace, name)
 
     @kopf.on.event(*resource, registry=registry)
-    async def fsdpjob_event(namespace, name, **_):
-        wakeups.wake(namespace, name)
+    async def fsdpjob_event(namespace, name, meta, **_):
+        wakeups.job_changed(namespace, name, meta.get("generation"))
 
     @kopf.on.event("", "v1", "pods", labels={LABEL_JOB: kopf.PRESENT}, registry=registry)
-    async def fsdpjob_pod_event(namespace, labels, **_):
-        wakeups.wake(namespace, labels[LABEL_JOB])
+    async def fsdpjob_pod_event(namespace, name, labels, meta, **_):
+        wakeups.pod_changed(namespace, labels[LABEL_JOB], name, meta.get("resourceVersion"))
 
 
 def refused(exc: KubeError) -> bool:
@@ -89,9 +125,10 @@ def refused(exc: KubeError) -> bool:
 class JobLoop:
     """The state one job's daemon keeps between passes: errors, for backoff and reporting."""
 
-    def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger):
+    def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None):
         self.namespace, self.name = namespace, name
         self.services, self.logger = services, logger
+        self.wakeups = wakeups or Wakeups()
         self.failures = 0
         # Creations the API server refused in the last pass: `Kind/name` -> its message.
         self.refused: dict[str, str] = {}
@@ -124,30 +161,58 @@ class JobLoop:
         job = await kube.get("FSDPJob", namespace, name)
         if job is None or job["metadata"].get("deletionTimestamp"):
             return None  # the children go with it (ownerReferences)
+        self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
+        read = job
         pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
         service = await kube.get("Service", namespace, service_name(name))
         config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
-        result = plan_job(
-            job, pods, datetime.now(timezone.utc),
-            service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
-        )
-        self.refused = await apply(result, job, self.services, self.logger)
-        self.services.metrics.reconciled("FSDPJob", "idle" if result.idle else "changed")
-        self.services.metrics.job_phase(namespace, name, result.status.get("phase"))
-        if result.delete_job:
-            return None
-        await update_progress(job, result, self.services)
+        for _ in range(MAX_ROUNDS):
+            result = plan_job(
+                job, pods, datetime.now(timezone.utc),
+                service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
+            )
+            applied = await apply(result, job, self.services, self.logger, self.wakeups)
+            self.refused = applied.refused
+            self.services.metrics.reconciled("FSDPJob", "idle" if result.idle else "changed")
+            self.services.metrics.job_phase(namespace, name, result.status.get("phase"))
+            if result.delete_job:
+                return None
+            if result.idle or result.delete_pods or applied.refused or not (applied.job or applied.created):
+                # Settled; or pods are going (their events wake the daemon); or a creation was
+                # refused (retried with backoff); or nothing was written that would change the plan.
+                break
+            # What the next pass would read, from the answers to this one's writes.
+            job = applied.job or job
+            pods = _replaced(pods, applied.created.get("Pod", []))
+            service = (applied.created.get("Service") or [service])[-1]
+            config_map = (applied.created.get("ConfigMap") or [config_map])[-1]
+        else:
+            return 0.0  # still changing: look again with fresh reads
+        await update_progress(read, result, self.services)
         return result.requeue_after if result.requeue_after is not None else IDLE_SECONDS
 
 
-async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger) -> dict[str, str]:
-    """Apply the plan's steps in order; return the creations the API server refused."""
+def _replaced(objects: list[dict], new: list[dict]) -> list[dict]:
+    """`objects` with those of the same names as `new` replaced by them, and the rest added."""
+    names = {o["metadata"]["name"] for o in new}
+    return [o for o in objects if o["metadata"]["name"] not in names] + new
+
+
+@dataclass
+class Applied:
+    refused: dict[str, str] = field(default_factory=dict)  # `Kind/name` -> the API server's message
+    job: dict | None = None  # the job as its status patch left it
+    created: dict[str, list[dict]] = field(default_factory=dict)  # kind -> the objects as the API server answered
+
+
+async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger, wakeups: Wakeups) -> Applied:
+    """Apply the plan's steps in order."""
     kube = services.kube
     namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
-    refusals: dict[str, str] = {}
+    applied = Applied()
     for action, payload in result.steps():
         if action == "patch_status":
-            await kube.merge_patch("FSDPJob", namespace, name, {"status": payload}, subresource="status")
+            applied.job = await kube.merge_patch("FSDPJob", namespace, name, {"status": payload}, subresource="status")
             added = (payload.get("restarts") or 0) - ((job.get("status") or {}).get("restarts") or 0)
             if added > 0:
                 services.metrics.fsdpjob_restarts.labels(namespace).inc(added)
@@ -155,19 +220,23 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
             await kube.delete("Pod", namespace, payload.name, uid=payload.uid, grace_seconds=0 if payload.force else None)
         elif action == "create":
             try:
-                await kube.create(payload)
+                created = await kube.create(payload)
             except KubeError as exc:
                 if not refused(exc):
                     raise
                 key = f"{payload['kind']}/{payload['metadata']['name']}"
-                refusals[key] = exc.message
+                applied.refused[key] = exc.message
                 logger.warning("FSDPJob %s/%s: the API server refused to create %s: %s", namespace, name, key, exc)
+                continue
+            applied.created.setdefault(payload["kind"], []).append(created)
+            if payload["kind"] == "Pod":
+                wakeups.created(namespace, name, created)
         elif action == "event":
             kopf.event(job, type=payload.type, reason=payload.reason, message=payload.message)
         elif action == "delete_job":
             logger.info("deleting FSDPJob %s/%s: ttlSecondsAfterFinished has passed", namespace, name)
             await kube.delete("FSDPJob", namespace, name, propagation="Background")
-    return refusals
+    return applied
 
 
 async def update_progress(job: dict, result: Plan, services: Services) -> None:

@@ -1,0 +1,72 @@
+"""When an FSDPJob's daemon is woken: by changes it did not make itself, never by its own writes."""
+
+from pinery.handlers.fsdpjob import Wakeups, _replaced
+
+
+def woken(w: Wakeups, name: str = "job") -> bool:
+    event = w.event("ns", name)
+    was = event.is_set()
+    event.clear()
+    return was
+
+
+def test_status_writes_and_metadata_changes_of_the_job_do_not_wake_it():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.seen("ns", "job", 1)
+    w.job_changed("ns", "job", 1)  # its own status patch, Kopf's finalizer, a label
+    assert not woken(w)
+
+
+def test_a_new_generation_of_the_spec_wakes_it():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.seen("ns", "job", 1)
+    w.job_changed("ns", "job", 2)
+    assert woken(w)
+    w.seen("ns", "job", 2)
+    w.job_changed("ns", "job", 2)
+    assert not woken(w)
+
+
+def test_a_spec_change_seen_while_the_first_read_was_in_flight_wakes_it_after_that_read():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.job_changed("ns", "job", 2)  # before any pass read the job: that read decides
+    assert not woken(w)
+    w.seen("ns", "job", 1)  # the read answered from before the change
+    assert woken(w)
+    w.seen("ns", "job", 2)
+    assert not woken(w)
+
+
+def test_pods_wake_it_unless_the_event_shows_the_pod_as_the_daemon_created_it():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.created("ns", "job", {"metadata": {"name": "job-node-0", "resourceVersion": "10"}})
+    w.pod_changed("ns", "job", "job-node-0", "10")  # ADDED, as created
+    assert not woken(w)
+    w.pod_changed("ns", "job", "job-node-0", "11")  # scheduled, started, failed...
+    assert woken(w)
+    w.pod_changed("ns", "job", "job-node-1", "12")  # a pod it did not create
+    assert woken(w)
+    w.pod_changed("ns", "other", "other-node-0", "13")  # another job's
+    assert not woken(w)
+    assert woken(w, "other") is False
+
+
+def test_forget_drops_everything_of_the_job():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.seen("ns", "job", 1)
+    w.created("ns", "job", {"metadata": {"name": "job-node-0", "resourceVersion": "10"}})
+    w.forget("ns", "job")
+    w.pod_changed("ns", "job", "job-node-0", "10")
+    w.job_changed("ns", "job", 5)
+    assert all(not table for table in (w._events, w._seen, w._latest, w._own))
+
+
+def test_created_objects_replace_those_of_the_same_name_in_what_a_pass_read():
+    read = [{"metadata": {"name": "a", "resourceVersion": "1"}}, {"metadata": {"name": "b", "resourceVersion": "2"}}]
+    new = [{"metadata": {"name": "b", "resourceVersion": "5"}}, {"metadata": {"name": "c", "resourceVersion": "6"}}]
+    assert [(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in _replaced(read, new)] == [("a", "1"), ("b", "5"), ("c", "6")]
