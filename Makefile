@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test crds check-crds deploy check-deploy validate-examples clean
+.PHONY: help install demo test bench bench-quick crds check-crds deploy check-deploy validate-examples clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -25,6 +25,16 @@ demo: $(STAMP)  ## run the local demo
 
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Benchmarks are CPU-heavy: on a shared machine they queue behind each other on this lock.
+BENCH_LOCK ?= $(shell command -v flock >/dev/null 2>&1 && echo flock /tmp/pinery-heavy.lock)
+OPERATOR_BENCHMARKS := fsdpjob_convergence vectorindex_convergence operator_memory
+
+bench: $(STAMP)  ## run the operator benchmarks (about 6 minutes; results in benchmarks/results/)
+	@for b in $(OPERATOR_BENCHMARKS); do $(BENCH_LOCK) $(BIN)/python benchmarks/$$b.py || exit 1; done
+
+bench-quick: $(STAMP)  ## the operator benchmarks at a small scale (about 2 minutes; results under /tmp)
+	@for b in $(OPERATOR_BENCHMARKS); do $(BENCH_LOCK) $(BIN)/python benchmarks/$$b.py --quick --out $${TMPDIR:-/tmp}/pinery-$$b.json || exit 1; done
 
 crds: $(STAMP)  ## regenerate crds/, the chart's CRDs and the plain manifests from the API models
 	$(BIN)/pinery crds

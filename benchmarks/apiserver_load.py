@@ -17,16 +17,14 @@ import asyncio
 import json
 import os
 import resource
-import ssl
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
+import harness
+from harness import percentiles
 from pinery.api import RESOURCES
 from pinery.crds import build_crd
 from pinery.local.apiserver.server import LocalApiServer
@@ -37,32 +35,7 @@ PODS = "/api/v1/namespaces/default/pods"
 SERVICES = "/api/v1/namespaces/default/services"
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return {"p50_ms": round(pick(0.5) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2), "max_ms": round(ordered[-1] * 1000, 2)}
-
-
-class Client:
-    def __init__(self, server: LocalApiServer) -> None:
-        self.base = server.url
-        context = ssl.create_default_context(cafile=str(server.ca_cert))
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(ssl=context, limit=64),
-            headers={"Authorization": f"Bearer {server.token}"},
-        )
-        self.latencies: dict[str, list[float]] = {}
-
-    async def call(self, what: str, method: str, path: str, body: Any = None, content_type: str = "application/json") -> dict:
-        started = time.perf_counter()
-        data = json.dumps(body).encode() if body is not None else None
-        async with self.session.request(method, self.base + path, data=data, headers={"Content-Type": content_type}) as response:
-            payload = await response.json()
-            if response.status >= 400:
-                raise RuntimeError(f"{method} {path}: {response.status} {payload.get('message')}")
-        self.latencies.setdefault(what, []).append(time.perf_counter() - started)
-        return payload
-
+class Client(harness.Client):
     async def watch(self, path: str, counts: dict[str, int], stop: asyncio.Event) -> None:
         url = f"{self.base}{path}?watch=true&allowWatchBookmarks=true&timeoutSeconds=3600"
         async with self.session.get(url) as response:

@@ -1,0 +1,97 @@
+"""Operator memory: resident memory of `pinery run` idle and with many objects, against Kopf's own.
+
+    flock /tmp/pinery-heavy.lock .venv/bin/python benchmarks/operator_memory.py [--quick]
+
+The operator runs as its own process against the local control plane and the Pinecone emulator
+(indexes Ready after 1 s, sweeps every `--resync` seconds); its memory is read from /proc
+(VmRSS now, VmHWM the peak). Steps: idle once it watches everything; then `--indexes`
+VectorIndexes and `--jobs` FSDPJobs (2 nodes each, so a Service, a ConfigMap and 2 pods each)
+created at once, measured once every index is Ready and every job has its children, and again
+after `--hold` seconds of sweeps (memory that keeps growing would show there).
+
+The floor is Kopf alone, set up as pinery is, with no-op event handlers for the same two kinds
+(floor_operator.py `noop`), given the same objects: what listing, watching and remembering them
+costs before pinery does anything (it makes no children, so it holds no pods).
+Writes `benchmarks/results/operator_memory.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import harness
+from fsdpjob_convergence import CHILDREN, Jobs
+from vectorindex_convergence import PLURAL as INDEXES
+from vectorindex_convergence import Indexes
+
+JOBS = "fsdpjobs"
+
+
+async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resync: float, hold: float, timeout: float) -> dict[str, Any]:
+    async with harness.Stage(state_dir, pinecone=True, ready_delay=1.0, watched=(INDEXES, JOBS, *CHILDREN)) as stage:
+        vis = Indexes(stage, 1.0)
+        fjs = Jobs(stage, "default", 2)
+        log = state_dir / "operator.log"
+        if operator == "pinery":
+            proc = harness.OperatorProcess.pinery(stage, log, resync_seconds=resync)
+        else:
+            proc = harness.OperatorProcess.floor(stage, log, "noop")
+        with proc:
+            await stage.wait_watching([INDEXES, JOBS])
+            await asyncio.sleep(2.0)
+            result: dict[str, Any] = {"idle_rss_mb": proc.rss_mb()}
+            index_names = [f"index-{i:04d}" for i in range(indexes)]
+            job_names = [f"job-{i:04d}" for i in range(jobs)]
+            started = time.monotonic()
+            await harness.gather_limited([*(vis.create(n) for n in index_names), *(fjs.create(n) for n in job_names)], 32)
+            if operator == "pinery":
+                await harness.until(lambda: all(n in vis.ready_at for n in index_names), timeout, "every index Ready", interval=0.2)
+                await harness.until(lambda: all(fjs.converged_at(n) for n in job_names), timeout, "every job's children", interval=0.2)
+            await harness.quiet(stage.requests, 2.0, 60)
+            proc.check_alive()
+            result["converged_seconds"] = round(time.monotonic() - started, 1)
+            result["objects"] = indexes + jobs
+            result["rss_mb"] = proc.rss_mb()
+            await asyncio.sleep(hold)
+            proc.check_alive()
+            result["rss_mb_after_hold"] = proc.rss_mb()
+            result["peak_rss_mb"] = proc.peak_rss_mb()
+            result["kib_per_object"] = round((result["rss_mb_after_hold"] - result["idle_rss_mb"]) * 1024 / (indexes + jobs), 1)
+        return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="50 of each kind, held 10 s")
+    parser.add_argument("--indexes", type=int, default=500)
+    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--resync", type=float, default=10.0, help="PINERY_RESYNC_SECONDS of the operator")
+    parser.add_argument("--hold", type=float, default=30.0, help="seconds of sweeps before the second measurement")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--out", type=Path, help="where to write the JSON (default: benchmarks/results/)")
+    args = parser.parse_args()
+    if args.quick:
+        args.indexes, args.jobs, args.hold = min(args.indexes, 50), min(args.jobs, 50), min(args.hold, 10.0)
+
+    results: dict[str, Any] = {"indexes": args.indexes, "jobs": args.jobs, "resync_seconds": args.resync, "hold_seconds": args.hold,
+                               **harness.machine()}
+    for operator in ("pinery", "floor"):
+        with tempfile.TemporaryDirectory() as tmp:
+            results[operator] = asyncio.run(measure(operator, Path(tmp), args.indexes, args.jobs, args.resync, args.hold, args.timeout))
+    path = harness.write_results("operator_memory", results, args.out)
+    rows = [[op, r["idle_rss_mb"], r["rss_mb"], r["rss_mb_after_hold"], r["peak_rss_mb"], r["kib_per_object"]]
+            for op, r in ((op, results[op]) for op in ("pinery", "floor"))]
+    harness.print_table(f"Operator RSS (MiB): idle, then {args.indexes} VectorIndexes + {args.jobs} FSDPJobs",
+                        ["operator", "idle", "converged", f"after {args.hold:g} s", "peak", "KiB/object"], rows)
+    print(f"\nwritten to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The operator benchmarks still run: each script in a tiny mode (a few objects), and the JSON
+it writes has what docs/performance.md reports. Numbers are not judged here (see benchmarks/)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def run_benchmark(script: str, out: Path, *args: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "benchmarks" / script), "--out", str(out), *args],
+        capture_output=True, text=True, timeout=180, cwd=REPO_ROOT,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert f"written to {out}" in result.stdout
+    return json.loads(out.read_text())
+
+
+def test_fsdpjob_convergence(tmp_path):
+    results = run_benchmark("fsdpjob_convergence.py", tmp_path / "fj.json", "--single", "1", "--burst", "3", "--timeout", "60")
+    assert results["minimum_requests_per_job"] == 5  # 2 pods, the Service, the ConfigMap, one status write
+    for operator in ("pinery", "floor"):
+        r = results[operator]
+        assert r["single"]["jobs"] == 1 and set(r["single"]["create_to_children"]) == {"p50_ms", "p95_ms", "max_ms"}
+        burst = r["burst"]
+        assert burst["jobs"] == 3 and burst["jobs_per_second"] > 0 and burst["create_to_children"]["p95_ms"] > 0
+        assert burst["requests_by_kind_per_job"]["create pods"] == 2.0
+        assert burst["requests_per_job"] >= results["minimum_requests_per_job"]
+        assert r["idle_rss_mb"] > 0 and r["rss_mb_after_burst"] > 0
+    assert results["floor"]["burst"]["requests_by_kind_per_job"]["patch fsdpjobs/status"] == 1.0
+
+
+def test_vectorindex_convergence(tmp_path):
+    results = run_benchmark("vectorindex_convergence.py", tmp_path / "vi.json", "--single", "1", "--burst", "3",
+                            "--ready-delay", "0.5", "--resync", "4", "--timeout", "60")
+    assert results["floor"] == {"latency_ms": 500.0, "pinecone_calls": 3, "describes_after_create": 1}
+    r = results["pinery"]
+    for phase in ("single", "burst"):
+        assert r[phase]["pinecone_calls"]["create_index"] == r[phase]["indexes"]
+        assert set(r[phase]["ready_latency"]) == {"p50_ms", "p95_ms", "max_ms"} and r[phase]["pinecone_calls_per_index"] >= 2
+    sweep = r["sweep"]
+    assert sweep["objects"] == 4 and sweep["list_indexes"] == 1 and sweep["describes"] == 0
+    assert sweep["requests_by_kind"]["get vectorindexes"] == 4 and sweep["seconds"] > 0
+
+
+def test_operator_memory(tmp_path):
+    results = run_benchmark("operator_memory.py", tmp_path / "mem.json", "--indexes", "3", "--jobs", "3", "--hold", "1", "--timeout", "60")
+    for operator in ("pinery", "floor"):
+        r = results[operator]
+        assert r["objects"] == 6
+        assert 0 < r["idle_rss_mb"] <= r["peak_rss_mb"] and r["rss_mb_after_hold"] > 0
+        assert "kib_per_object" in r and r["converged_seconds"] >= 0
