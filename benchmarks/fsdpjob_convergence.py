@@ -18,7 +18,6 @@ Writes `benchmarks/results/fsdpjob_convergence.json`.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
@@ -116,13 +115,10 @@ async def measure(operator: str, state_dir: Path, single: int, burst: int, nodes
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="5 single jobs and a burst of 100 (about a minute)")
+    parser = harness.arguments(__doc__, "5 single jobs and a burst of 100 (about a minute)")
     parser.add_argument("--single", type=int, default=20)
     parser.add_argument("--burst", type=int, default=1000)
     parser.add_argument("--nodes", type=int, default=2, help="numNodes of every job (pods per job)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for convergence")
-    parser.add_argument("--out", type=Path, help="where to write the JSON (default: benchmarks/results/)")
     args = parser.parse_args()
     if args.quick:
         args.single, args.burst = min(args.single, 5), min(args.burst, 100)

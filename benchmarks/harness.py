@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import base64
 import json
@@ -272,6 +273,15 @@ class OperatorProcess:
         """User plus system CPU time of the process (all its threads)."""
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def arguments(doc: str, quick: str) -> argparse.ArgumentParser:
+    """A benchmark's command line, with the options every one has."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for convergence")
+    parser.add_argument("--out", type=Path, help="where to write the JSON (default: benchmarks/results/)")
+    return parser
 
 
 def machine() -> dict[str, Any]:

@@ -17,7 +17,6 @@ Writes `benchmarks/results/operator_memory.json`.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
@@ -67,14 +66,11 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="50 of each kind, held 10 s")
+    parser = harness.arguments(__doc__, "50 of each kind, held 10 s")
     parser.add_argument("--indexes", type=int, default=500)
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--resync", type=float, default=10.0, help="PINERY_RESYNC_SECONDS of the operator")
     parser.add_argument("--hold", type=float, default=30.0, help="seconds of sweeps before the second measurement")
-    parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--out", type=Path, help="where to write the JSON (default: benchmarks/results/)")
     args = parser.parse_args()
     if args.quick:
         args.indexes, args.jobs, args.hold = min(args.indexes, 50), min(args.jobs, 50), min(args.hold, 10.0)

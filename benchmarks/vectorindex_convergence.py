@@ -21,7 +21,6 @@ describes of that schedule. Writes `benchmarks/results/vectorindex_convergence.j
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import math
 import sys
@@ -156,14 +155,11 @@ async def sweep(stage: harness.Stage, proc: harness.OperatorProcess, objects: in
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2 single indexes, a burst of 50, sweeps every 10 s")
+    parser = harness.arguments(__doc__, "2 single indexes, a burst of 50, sweeps every 10 s")
     parser.add_argument("--single", type=int, default=5)
     parser.add_argument("--burst", type=int, default=500)
     parser.add_argument("--ready-delay", type=float, default=3.0, help="seconds the emulator takes to make an index Ready")
     parser.add_argument("--resync", type=float, default=30.0, help="PINERY_RESYNC_SECONDS of the operator")
-    parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--out", type=Path, help="where to write the JSON (default: benchmarks/results/)")
     args = parser.parse_args()
     if args.quick:
         args.single, args.burst, args.resync = min(args.single, 2), min(args.burst, 50), min(args.resync, 10.0)
