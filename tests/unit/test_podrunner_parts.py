@@ -39,15 +39,31 @@ def test_pod_names_resolve_with_the_search_path():
     assert dns.resolve("job-node-0.job", "other") == []
 
 
-def test_headless_services_resolve_to_their_pods():
+def ready(p):
+    p["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    return p
+
+
+def test_services_resolve_to_their_ready_pods():
     dns = ClusterDNS()
-    ips = sorted(dns.add_pod(pod(f"p{i}", labels={"app": "x"})) for i in range(2))
-    dns.add_pod(pod("other", labels={"app": "y"}))
+    p0, p1 = (dns.add_pod(ready(pod(f"p{i}", labels={"app": "x"}))) for i in range(2))
+    ips = sorted([p0, p1])
+    dns.add_pod(ready(pod("other", labels={"app": "y"})))
+    starting = dns.add_pod(pod("starting", labels={"app": "x"}))
     dns.add_service({"metadata": {"name": "svc", "namespace": "default"}, "spec": {"selector": {"app": "x"}}})
     assert dns.resolve("svc", "default") == ips
-    assert dns.hosts()["svc.default.svc.cluster.local"] == ips[0]
+    assert dns.hosts()["svc.default.svc.cluster.local"] == ips
     dns.remove_pod(pod("p0", labels={"app": "x"}))
-    assert len(dns.resolve("svc.default", "x")) == 1
+    assert dns.resolve("svc.default", "x") == [p1]
+    # publishNotReadyAddresses: pods count before they are ready (an FSDPJob's rendezvous).
+    dns.add_service({"metadata": {"name": "svc", "namespace": "default"},
+                     "spec": {"selector": {"app": "x"}, "publishNotReadyAddresses": True}})
+    assert dns.resolve("svc", "default") == sorted([p1, starting])
+
+
+def test_every_pod_shares_one_address_where_loopback_has_only_one():
+    dns = ClusterDNS(shared_address="127.0.0.1")
+    assert dns.add_pod(pod("a", hostname="a", subdomain="s")) == "127.0.0.1" == dns.resolve("a.s", "default")[0]
 
 
 def test_rewriting_replaces_only_resolvable_names():
@@ -63,14 +79,15 @@ def test_resolver_hook_resolves_names_in_python_processes(tmp_path):
     from pinery.local.podrunner.runner import RESOLVER_DIR
 
     hosts = tmp_path / "hosts"
-    hosts.write_text("j-node-0.j.default.svc.cluster.local 127.101.2.3\n")
-    code = "import socket; print(socket.gethostbyname('j-node-0.j.default.svc.cluster.local'), socket.getaddrinfo('j-node-0.j', 80)[0][4][0])"
+    hosts.write_text("j-node-0.j.default.svc.cluster.local 127.101.2.3\nsvc.default.svc.cluster.local 127.101.2.4 127.101.2.5\n")
+    code = ("import socket; print(socket.gethostbyname('j-node-0.j.default.svc.cluster.local'), socket.getaddrinfo('j-node-0.j', 80)[0][4][0],"
+            " *sorted({i[4][0] for i in socket.getaddrinfo('svc', 80)}))")
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={"PYTHONPATH": str(RESOLVER_DIR), "PINERY_LOCAL_HOSTS": str(hosts), "PINERY_LOCAL_SEARCH": "default.svc.cluster.local"},
         capture_output=True, text=True, check=True,
     ).stdout.split()
-    assert out == ["127.101.2.3", "127.101.2.3"]
+    assert out == ["127.101.2.3", "127.101.2.3", "127.101.2.4", "127.101.2.5"]
     assert socket.gethostbyname("localhost").startswith("127.")
 
 

@@ -3,6 +3,8 @@
 Pods get a loopback address derived from their namespace and name, so a pod's DNS name
 (`<hostname>.<subdomain>.<namespace>.svc.<domain>`) resolves before the pod even starts, as
 with a real headless Service. Headless Service names resolve to the addresses of their pods.
+A Service name resolves to its ready pods (all of its pods with
+`publishNotReadyAddresses`), never to a virtual IP: connect to the pods' own port (targetPort).
 Resolution is offered two ways: a hosts file that the Python resolver hook (sitecustomize)
 reads, and rewriting of names in a container's environment and arguments, for code that
 resolves outside Python (torch's TCPStore, for example).
@@ -13,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass, field
 
 DEFAULT_DOMAIN = "cluster.local"
@@ -28,27 +31,43 @@ def pod_ip(namespace: str, name: str) -> str:
     return f"127.{100 + h % 100}.{(h >> 8) % 256}.{1 + (h >> 16) % 254}"
 
 
+def loopback_range_usable() -> bool:
+    """Whether addresses beyond 127.0.0.1 work here (Linux routes 127/8 to lo; macOS does
+    not without aliases, and then every pod shares 127.0.0.1)."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.100.0.1", 0))
+        except OSError:
+            return False
+    return True
+
+
 @dataclass
 class ClusterDNS:
     """Names known to the cluster: pods with hostname/subdomain, and Services."""
 
     domain: str = DEFAULT_DOMAIN
+    # Pods get their own loopback address, or all share this one.
+    shared_address: str | None = None
     # (namespace, subdomain) -> hostname -> ip
     _pods: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-    # (namespace, service) -> selector
-    _services: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-    # (namespace, pod name) -> (labels, ip)
-    _labels: dict[tuple[str, str], tuple[dict[str, str], str]] = field(default_factory=dict)
+    # (namespace, service) -> (selector, publishNotReadyAddresses)
+    _services: dict[tuple[str, str], tuple[dict[str, str], bool]] = field(default_factory=dict)
+    # (namespace, pod name) -> (labels, ip, ready)
+    _labels: dict[tuple[str, str], tuple[dict[str, str], str, bool]] = field(default_factory=dict)
 
     def add_pod(self, pod: dict) -> str:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         ns, name = meta.get("namespace", "default"), meta["name"]
-        ip = pod_ip(ns, name)
+        ip = self.address(ns, name)
         hostname, subdomain = spec.get("hostname"), spec.get("subdomain")
         if hostname and subdomain:
             self._pods.setdefault((ns, subdomain), {})[hostname] = ip
-        self._labels[(ns, name)] = (dict(meta.get("labels") or {}), ip)
+        self._labels[(ns, name)] = (dict(meta.get("labels") or {}), ip, _ready(pod))
         return ip
+
+    def address(self, namespace: str, name: str) -> str:
+        return self.shared_address or pod_ip(namespace, name)
 
     def remove_pod(self, pod: dict) -> None:
         meta, spec = pod["metadata"], pod.get("spec") or {}
@@ -59,9 +78,9 @@ class ClusterDNS:
             del hosts[spec["hostname"]]
 
     def add_service(self, service: dict) -> None:
-        meta = service["metadata"]
-        selector = (service.get("spec") or {}).get("selector") or {}
-        self._services[(meta.get("namespace", "default"), meta["name"])] = dict(selector)
+        meta, spec = service["metadata"], service.get("spec") or {}
+        selector = dict(spec.get("selector") or {})
+        self._services[(meta.get("namespace", "default"), meta["name"])] = (selector, bool(spec.get("publishNotReadyAddresses")))
 
     def remove_service(self, service: dict) -> None:
         meta = service["metadata"]
@@ -84,26 +103,28 @@ class ClusterDNS:
                     return [ip]
             if len(labels) == 2:  # service.namespace
                 service, ns = labels
-                selector = self._services.get((ns, service))
-                if selector is not None:
-                    ips = sorted(
-                        ip for (pod_ns, _), (pod_labels, ip) in self._labels.items()
-                        if pod_ns == ns and selector and all(pod_labels.get(k) == v for k, v in selector.items())
-                    )
+                known = self._services.get((ns, service))
+                if known is not None:
+                    selector, not_ready_too = known
+                    ips = sorted({
+                        ip for (pod_ns, _), (pod_labels, ip, ready) in self._labels.items()
+                        if pod_ns == ns and selector and (ready or not_ready_too)
+                        and all(pod_labels.get(k) == v for k, v in selector.items())
+                    })
                     if ips:
                         return ips
         return []
 
-    def hosts(self) -> dict[str, str]:
-        """Every fully-qualified name -> its first address (the resolver hook's table)."""
-        table: dict[str, str] = {}
+    def hosts(self) -> dict[str, list[str]]:
+        """Every fully-qualified name -> its addresses (the resolver hook's table)."""
+        table: dict[str, list[str]] = {}
         for (ns, subdomain), hosts in self._pods.items():
             for hostname, ip in hosts.items():
-                table[f"{hostname}.{subdomain}.{ns}.svc.{self.domain}"] = ip
+                table[f"{hostname}.{subdomain}.{ns}.svc.{self.domain}"] = [ip]
         for ns, service in self._services:
             ips = self.resolve(f"{service}.{ns}.svc.{self.domain}", ns)
             if ips:
-                table[f"{service}.{ns}.svc.{self.domain}"] = ips[0]
+                table[f"{service}.{ns}.svc.{self.domain}"] = ips
         return table
 
     def rewrite(self, text: str, namespace: str) -> str:
@@ -125,6 +146,13 @@ class ClusterDNS:
                 value = self.rewrite(value, namespace)
             out[key] = value
         return out
+
+
+def _ready(pod: dict) -> bool:
+    """Whether a Service sends traffic to the pod: running, with its Ready condition True."""
+    status = pod.get("status") or {}
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+    return ready and status.get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
 
 
 def is_loopback(address: str) -> bool:

@@ -1,7 +1,8 @@
 """Cluster DNS for Python processes of local-mode pods (loaded through PYTHONPATH).
 
-The pod runner writes a hosts file (`name address` per line) and points PINERY_LOCAL_HOSTS at
-it; names found there resolve to their loopback address, everything else as usual.
+The pod runner writes a hosts file (`name address [address ...]` per line) and points
+PINERY_LOCAL_HOSTS at it; names found there, directly or through the pod's search path
+(PINERY_LOCAL_SEARCH), resolve to their loopback addresses; everything else as usual.
 """
 
 import os
@@ -10,6 +11,7 @@ import socket
 _HOSTS_FILE = os.environ.get("PINERY_LOCAL_HOSTS")
 _real_getaddrinfo = socket.getaddrinfo
 _real_gethostbyname = socket.gethostbyname
+_real_gethostbyname_ex = socket.gethostbyname_ex
 _cache = {"mtime": None, "table": {}}
 
 
@@ -20,38 +22,59 @@ def _table():
         return {}
     if mtime != _cache["mtime"]:
         table = {}
-        with open(_HOSTS_FILE) as hosts:
-            for line in hosts:
-                parts = line.split()
-                if len(parts) == 2:
-                    table[parts[0]] = parts[1]
+        try:
+            with open(_HOSTS_FILE) as hosts:
+                for line in hosts:
+                    parts = line.split()
+                    if len(parts) >= 2:
+                        table[parts[0]] = parts[1:]
+        except OSError:
+            return _cache["table"]
         _cache.update(mtime=mtime, table=table)
     return _cache["table"]
 
 
 def _lookup(host):
-    if not isinstance(host, str):
+    """The addresses of `host` in the cluster, or None when it is not a cluster name."""
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str) or not host:
         return None
     table = _table()
     name = host.rstrip(".").lower()
     if name in table:
         return table[name]
-    search = os.environ.get("PINERY_LOCAL_SEARCH", "").split()
-    for suffix in search:
+    if host.endswith("."):  # fully qualified: no search path
+        return None
+    for suffix in os.environ.get("PINERY_LOCAL_SEARCH", "").split():
         if f"{name}.{suffix}" in table:
             return table[f"{name}.{suffix}"]
     return None
 
 
 def getaddrinfo(host, *args, **kwargs):
-    address = _lookup(host)
-    return _real_getaddrinfo(address or host, *args, **kwargs)
+    addresses = _lookup(host)
+    if not addresses:
+        return _real_getaddrinfo(host, *args, **kwargs)
+    results = []
+    for address in addresses:
+        for info in _real_getaddrinfo(address, *args, **kwargs):
+            if info not in results:
+                results.append(info)
+    return results
 
 
 def gethostbyname(host):
-    return _lookup(host) or _real_gethostbyname(host)
+    addresses = _lookup(host)
+    return addresses[0] if addresses else _real_gethostbyname(host)
+
+
+def gethostbyname_ex(host):
+    addresses = _lookup(host)
+    return (host, [], list(addresses)) if addresses else _real_gethostbyname_ex(host)
 
 
 if _HOSTS_FILE:
     socket.getaddrinfo = getaddrinfo
     socket.gethostbyname = gethostbyname
+    socket.gethostbyname_ex = gethostbyname_ex
