@@ -75,7 +75,8 @@ class AlreadyRunning(RuntimeError):
     """Another local mode holds the state directory."""
 
     def __init__(self, state_dir: Path, pid: int):
-        super().__init__(f"local mode is already running on {state_dir} (pid {pid}); `pinery local down` stops it")
+        super().__init__(f"local mode is already running on {state_dir} (pid {pid}); "
+                         f"`pinery local down --state-dir {state_dir}` stops it")
         self.pid = pid
 
 
