@@ -194,3 +194,14 @@ def test_termination_messages_from_the_file_or_the_end_of_the_log(pod_runner):
     lines = from_log["message"].splitlines()
     assert from_log["exitCode"] == 3 and lines[-1] == "line-100" and len(lines) == 80
     assert "message" not in container_status(wait_for_phase(plane, "msg-none", "Failed"))["state"]["terminated"]
+
+
+def test_a_working_dir_that_is_not_on_this_machine_is_made_for_the_pod(pod_runner):
+    plane = pod_runner.plane
+    missing = "/srv/pinery-test-app"
+    assert not Path(missing).exists()
+    create(plane, pod_manifest("workdir", ["sh", "-c", "pwd; touch made-here"], workingDir=missing))
+    wait_for_phase(plane, "workdir", "Succeeded")
+    cwd = Path(pod_log(plane, "workdir").strip())
+    assert cwd.parts[-3:] == ("rootfs", "srv", "pinery-test-app") and (cwd / "made-here").exists()
+    assert not Path(missing).exists()

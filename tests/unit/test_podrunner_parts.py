@@ -61,6 +61,20 @@ def test_services_resolve_to_their_ready_pods():
     assert dns.resolve("svc", "default") == sorted([p1, starting])
 
 
+def test_no_two_pods_share_an_address(monkeypatch):
+    from pinery.local.podrunner import dns as dns_module
+
+    real = dns_module.pod_ip
+    # Make every pod hash to the same address unless salted.
+    monkeypatch.setattr(dns_module, "pod_ip", lambda ns, name, salt=0: "127.100.0.1" if not salt else real(ns, name, salt))
+    dns = ClusterDNS()
+    a = dns.add_pod(pod("a"))
+    b = dns.add_pod(pod("b"))
+    assert a == "127.100.0.1" and b != a and dns.add_pod(pod("b")) == b
+    dns.remove_pod(pod("a"))
+    assert dns.add_pod(pod("c")) == "127.100.0.1"
+
+
 def test_every_pod_shares_one_address_where_loopback_has_only_one():
     dns = ClusterDNS(shared_address="127.0.0.1")
     assert dns.add_pod(pod("a", hostname="a", subdomain="s")) == "127.0.0.1" == dns.resolve("a.s", "default")[0]

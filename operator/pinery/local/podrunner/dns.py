@@ -25,9 +25,11 @@ _NAME = re.compile(r"(?<![-a-zA-Z0-9.])[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9](
 HOST_VARIABLES = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT")
 
 
-def pod_ip(namespace: str, name: str) -> str:
-    """A stable loopback address for a pod, away from 127.0.0.0/16 (used by the host itself)."""
-    h = int.from_bytes(hashlib.sha256(f"{namespace}/{name}".encode()).digest()[:4], "big")
+def pod_ip(namespace: str, name: str, salt: int = 0) -> str:
+    """A stable loopback address for a pod, away from 127.0.0.0/16 (used by the host itself);
+    another `salt` gives another address, for the rare name whose address is taken."""
+    key = f"{namespace}/{name}" + (f"#{salt}" if salt else "")
+    h = int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
     return f"127.{100 + h % 100}.{(h >> 8) % 256}.{1 + (h >> 16) % 254}"
 
 
@@ -55,6 +57,8 @@ class ClusterDNS:
     _services: dict[tuple[str, str], tuple[dict[str, str], bool]] = field(default_factory=dict)
     # (namespace, pod name) -> (labels, ip, ready)
     _labels: dict[tuple[str, str], tuple[dict[str, str], str, bool]] = field(default_factory=dict)
+    # ip -> (namespace, pod name): no two pods share an address
+    _owners: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def add_pod(self, pod: dict) -> str:
         meta, spec = pod["metadata"], pod.get("spec") or {}
@@ -64,15 +68,27 @@ class ClusterDNS:
         if hostname and subdomain:
             self._pods.setdefault((ns, subdomain), {})[hostname] = ip
         self._labels[(ns, name)] = (dict(meta.get("labels") or {}), ip, _ready(pod))
+        self._owners[ip] = (ns, name)
         return ip
 
     def address(self, namespace: str, name: str) -> str:
-        return self.shared_address or pod_ip(namespace, name)
+        """The pod's address: its own hash, unless another known pod holds that one."""
+        if self.shared_address:
+            return self.shared_address
+        known = self._labels.get((namespace, name))
+        if known is not None:
+            return known[1]
+        salt = 0
+        while self._owners.get(pod_ip(namespace, name, salt), (namespace, name)) != (namespace, name):
+            salt += 1
+        return pod_ip(namespace, name, salt)
 
     def remove_pod(self, pod: dict) -> None:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         ns = meta.get("namespace", "default")
-        self._labels.pop((ns, meta["name"]), None)
+        known = self._labels.pop((ns, meta["name"]), None)
+        if known is not None and self._owners.get(known[1]) == (ns, meta["name"]):
+            del self._owners[known[1]]
         hosts = self._pods.get((ns, spec.get("subdomain") or ""))
         if hosts and spec.get("hostname") in hosts:
             del hosts[spec["hostname"]]
