@@ -203,8 +203,11 @@ class LocalCluster:
                 ready_delay=self.pinecone_ready_delay,
             )
             await self.pinecone.start()
-            await self._apply_secret(OPERATOR_NAMESPACE, SECRET_NAME, {SECRET_KEY: self.state.api_key})
-            self.say(f"pinecone       {self.pinecone.url}  (API key in Secret {OPERATOR_NAMESPACE}/{SECRET_NAME})")
+            # The operator's default Secret, and the same in `default` for manifests that name it
+            # (apiKeySecretRef refers to the VectorIndex's own namespace).
+            for namespace in (OPERATOR_NAMESPACE, "default"):
+                await self._apply_secret(namespace, SECRET_NAME, {SECRET_KEY: self.state.api_key})
+            self.say(f"pinecone       {self.pinecone.url}  (API key in Secret {SECRET_NAME} of {OPERATOR_NAMESPACE} and default)")
 
         if self.with_pod_runner:
             from pinery.local.podrunner.runner import PodRunner
