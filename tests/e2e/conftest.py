@@ -92,14 +92,7 @@ def leftover_processes(state_dir: Path) -> list[int]:
     """Pod and operator processes of a local mode that are still alive (not zombies)."""
     pids = processes.marked(processes.OWNER_VARIABLE, str((state_dir / "pods").resolve()))
     pids += processes.marked(processes.OWNER_VARIABLE, f"{state_dir.resolve()}#operator")
-    return [pid for pid in pids if _alive(pid)]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    return [pid for pid in pids if not processes.ended(pid)]
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ processes stop, as on a node shutting down) and starts a new one on the same sta
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from pathlib import Path
@@ -171,12 +170,4 @@ def container_processes(pod: dict, container: str = "main") -> list[int]:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie has ended; only its parent has not collected it yet.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    return not processes.ended(pid)

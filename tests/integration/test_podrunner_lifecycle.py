@@ -71,7 +71,7 @@ def test_restart_policy_on_failure_restarts_until_success(pod_runner, volume_pod
 def test_restart_policy_on_failure_shows_crash_loop_back_off(pod_runner, volume_pod):
     plane = pod_runner.plane
     create(plane, volume_pod("crashing", "exit 1", "OnFailure"))
-    looping = wait_for_pod(plane, "crashing", lambda p: "waiting" in str(p["status"].get("containerStatuses")),
+    looping = wait_for_pod(plane, "crashing", lambda p: "CrashLoopBackOff" in str(p["status"].get("containerStatuses")),
                            "CrashLoopBackOff")
     cs = container_status(looping)
     assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff" and cs["restartCount"] >= 1
@@ -123,7 +123,7 @@ def test_delete_sends_sigterm_and_leaves_nothing_running(pod_runner):
     assert time.monotonic() - begin < 10
     assert not any(alive(pid) for pid in pids)
     assert container_processes(pod) == []
-    assert not log_file.exists()  # its logs go with the pod
+    wait_until("its logs to go with it", lambda: not log_file.exists())
 
 
 def test_delete_kills_what_ignores_sigterm_after_the_grace_period(pod_runner):
@@ -165,7 +165,9 @@ def test_kubectl_logs_follow_tail_and_container(pod_runner):
 
 def test_a_restarted_runner_reports_lost_pods_and_restarts_others(pod_runner):
     plane = pod_runner.plane
-    create(plane, pod_manifest("never", ["bash", "-c", STUBBORN]))
+    never = pod_manifest("never", ["bash", "-c", STUBBORN])
+    never["spec"]["terminationGracePeriodSeconds"] = 1  # it ignores SIGTERM: do not wait long
+    create(plane, never)
     create(plane, pod_manifest("always", ["bash", "-c", GRACEFUL], restart_policy="Always"))
     create(plane, pod_manifest("finished", ["true"]))
     never, always = started(plane, "never"), started(plane, "always")

@@ -14,6 +14,7 @@ import asyncio
 import os
 import shutil
 import signal
+import time
 from pathlib import Path
 
 # Marker variables: the local-mode instance (its state directory), and the container.
@@ -71,15 +72,32 @@ def marked(variable: str, value: str) -> list[int]:
     return found
 
 
-def kill_marked(variable: str, value: str, sig: int = signal.SIGKILL) -> int:
-    """Signal every process marked `variable=value`; how many there were."""
-    pids = marked(variable, value)
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-    return len(pids)
+def kill_marked(variable: str, value: str, wait: float = 2.0) -> int:
+    """SIGKILL every process marked `variable=value` and wait (up to `wait` seconds) until they
+    have ended; how many there were. Scans again until none is found, so that a process forked
+    during a scan is not missed."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + wait
+    while True:
+        pids = [pid for pid in marked(variable, value) if not ended(pid)]
+        if not pids or time.monotonic() > deadline:
+            return len(killed)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
+
+
+def ended(pid: int) -> bool:
+    """Gone, or a zombie (it has ended; only its parent has not collected it yet)."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X")
 
 
 async def stop(process: asyncio.subprocess.Process, grace_seconds: float, marker: tuple[str, str] | None = None) -> int | None:
