@@ -3,7 +3,7 @@
 
     def test_something(local_mode):
         local_mode.kubectl("apply", "-f", "-", input=manifest)
-        local_mode.wait_for("fsdpjob/x", "Succeeded", timeout=90)
+        local_mode.kubectl.wait_for("fsdpjob/x", "Succeeded", timeout=90)
 
 `local_mode` is shared by the tests of a module; give every object a name of its own and every
 FSDPJob a master port of its own (`free_port()`): all pods share the machine's ports.
@@ -13,30 +13,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 import yaml
 
 from pinery.local.cluster import LocalCluster
 from pinery.local.podrunner import processes
-from tests.conftest import IN_CI, REPO_ROOT
+from tests.conftest import REPO_ROOT
+from tests.unit.kubectl_stub import kubectl_binary
 
 EXAMPLES = REPO_ROOT / "examples"
-
-
-def kubectl_binary() -> str:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        if IN_CI:
-            pytest.fail("kubectl is not installed, and CI must not skip end-to-end tests")
-        pytest.skip("kubectl is not installed")
-    return kubectl
 
 
 @dataclass
@@ -109,15 +99,6 @@ def local_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMode]:
         assert not left, f"processes outlived local mode: {left}"
 
 
-def wait_until(what: str, check: Callable[[], Any], timeout: float = 60, interval: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def example(name: str, **changes: Any) -> dict:

@@ -5,26 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import example
+from tests.integration.test_example_app import APP, run_app
 
 pytestmark = pytest.mark.e2e
-
-APP = REPO_ROOT / "examples" / "app" / "app.py"
-
-
-def run_app(env: dict[str, str], *args: str) -> dict:
-    result = subprocess.run([sys.executable, str(APP), *args], env={**os.environ, **env},
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
 
 def test_the_app_uses_an_index_created_by_the_operator(local_mode):
     kubectl = local_mode.kubectl

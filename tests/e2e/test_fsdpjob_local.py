@@ -11,7 +11,8 @@ import textwrap
 
 import pytest
 
-from tests.e2e.conftest import example, wait_until
+from tests.e2e.conftest import example
+from tests.integration.helpers import wait_for
 from tests.integration.trainer_harness import free_port
 
 pytestmark = pytest.mark.e2e
@@ -144,7 +145,7 @@ def test_a_job_that_exhausts_its_restarts_fails_naming_the_node_and_exit_code(lo
         listing = json.loads(kubectl("get", "pods", "-l", "pinery.dev/job-name=doomed", "-o", "json").stdout)
         return {p["metadata"]["name"]: p["status"]["phase"] for p in listing["items"]}
 
-    wait_until("the surviving pod to be stopped", lambda: pods() == {"doomed-node-1": "Failed"}, timeout=30)
+    wait_for(lambda: pods() == {"doomed-node-1": "Failed"}, timeout=30, interval=0.3, what="the surviving pod to be stopped")
     assert "exitcode  : 5" in kubectl("logs", "doomed-node-1", "-c", "trainer").stdout
 
 

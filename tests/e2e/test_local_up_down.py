@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.e2e.conftest import Kubectl, example, leftover_processes, wait_until
+from tests.e2e.conftest import Kubectl, example, leftover_processes
+from tests.integration.helpers import wait_for
 from tests.integration.trainer_harness import free_port
 
 pytestmark = pytest.mark.e2e
@@ -55,7 +56,7 @@ class Up:
         return self.log.read_text()
 
     def wait_ready(self, timeout: float = 60) -> None:
-        wait_until("local mode to be ready", lambda: "ready." in self.output() or self.process.poll() is not None, timeout)
+        wait_for(lambda: "ready." in self.output() or self.process.poll() is not None, timeout=timeout, interval=0.1, what="local mode to be ready")
         assert "ready." in self.output(), self.output()
 
     def wait_exit(self, timeout: float = 60) -> int:
@@ -110,7 +111,7 @@ def test_up_down_and_up_again(tmp_path):
                      "command": ["python", "-c", SLEEPER], "startupTimeoutSeconds": 60},
         })
         for node in (0, 1):
-            wait_until(f"node {node} to run", lambda: "attempt 0" in kubectl("logs", f"sleeper-node-{node}", "-c", "trainer", check=False).stdout)
+            wait_for(lambda: "attempt 0" in kubectl("logs", f"sleeper-node-{node}", "-c", "trainer", check=False).stdout, timeout=60, interval=0.3, what=f"node {node} to run")
 
         # A second `up` on the same directory is refused while the first runs.
         second = pinery("local", "up", "--state-dir", str(state_dir))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -23,6 +22,7 @@ from pinery.local.kubeclient import KubeClient
 from pinery.local.podrunner import processes
 from pinery.local.podrunner.runner import PodRunner
 from tests.integration.conftest_apiserver import ControlPlane
+from tests.integration.helpers import wait_for
 
 
 class RunnerThread:
@@ -119,15 +119,6 @@ def get_pod(plane: ControlPlane, name: str, namespace: str = "default") -> dict 
     return response.json() if response.status_code == 200 else None
 
 
-def wait_until(what: str, check: Callable[[], Any], timeout: float = 20, interval: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def wait_for_pod(plane: ControlPlane, name: str, predicate: Callable[[dict], bool], what: str,
@@ -137,7 +128,7 @@ def wait_for_pod(plane: ControlPlane, name: str, predicate: Callable[[dict], boo
         return pod if pod is not None and predicate(pod) else None
 
     try:
-        return wait_until(f"pod {name}: {what}", check, timeout)
+        return wait_for(check, timeout=timeout, what=f"pod {name}: {what}")
     except AssertionError:
         pod = get_pod(plane, name, namespace)
         raise AssertionError(f"pod {name}: {what} did not happen; status: {(pod or {}).get('status')}") from None
@@ -149,7 +140,7 @@ def wait_for_phase(plane: ControlPlane, name: str, *phases: str, namespace: str 
 
 
 def wait_gone(plane: ControlPlane, name: str, namespace: str = "default", timeout: float = 20) -> None:
-    wait_until(f"pod {name} to be gone", lambda: get_pod(plane, name, namespace) is None, timeout)
+    wait_for(lambda: get_pod(plane, name, namespace) is None, timeout=timeout, what=f"pod {name} to be gone")
 
 
 def container_status(pod: dict, name: str = "main", init: bool = False) -> dict:

@@ -18,7 +18,7 @@ from tests.integration.conftest_podrunner import (
     wait_for_phase,
     wait_for_pod,
     wait_gone,
-    wait_until,
+    wait_for,
 )
 
 
@@ -104,7 +104,7 @@ STUBBORN = "trap 'echo ignoring-sigterm' TERM; setsid sleep 300 & echo started; 
 
 def started(plane, name):
     wait_for_phase(plane, name, "Running")
-    wait_until(f"{name} to start", lambda: "started" in pod_log(plane, name))
+    wait_for(lambda: "started" in pod_log(plane, name), timeout=20, what=f"{name} to start")
     return get_pod(plane, name)
 
 
@@ -123,7 +123,7 @@ def test_delete_sends_sigterm_and_leaves_nothing_running(pod_runner):
     assert time.monotonic() - begin < 10
     assert not any(alive(pid) for pid in pids)
     assert container_processes(pod) == []
-    wait_until("its logs to go with it", lambda: not log_file.exists())
+    wait_for(lambda: not log_file.exists(), timeout=20, what="its logs to go with it")
 
 
 def test_delete_kills_what_ignores_sigterm_after_the_grace_period(pod_runner):
@@ -137,7 +137,7 @@ def test_delete_kills_what_ignores_sigterm_after_the_grace_period(pod_runner):
     assert plane.http("DELETE", "/api/v1/namespaces/default/pods/stubborn", json={"gracePeriodSeconds": 2}).ok
     marked = get_pod(plane, "stubborn")
     assert marked["metadata"]["deletionGracePeriodSeconds"] == 2
-    wait_until("SIGTERM to arrive", lambda: "ignoring-sigterm" in log_file.read_text())
+    wait_for(lambda: "ignoring-sigterm" in log_file.read_text(), timeout=20, what="SIGTERM to arrive")
     assert get_pod(plane, "stubborn") is not None
     wait_gone(plane, "stubborn")
     assert 1.8 < time.monotonic() - begin < 10
@@ -182,7 +182,7 @@ def test_a_restarted_runner_reports_lost_pods_and_restarts_others(pod_runner):
     leftover = subprocess.Popen(["sleep", "300"], env={"PATH": "/usr/bin:/bin", "PINERY_LOCAL_OWNER": pod_runner.owner},
                                 start_new_session=True)
     pod_runner.start()
-    wait_until("the leftover process to be killed", lambda: leftover.poll() is not None, timeout=10)
+    wait_for(lambda: leftover.poll() is not None, timeout=10, what="the leftover process to be killed")
 
     lost = wait_for_phase(plane, "never", "Failed")
     assert lost["status"]["reason"] == "NodeLost"
