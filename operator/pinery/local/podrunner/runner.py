@@ -98,6 +98,8 @@ class PodRunner:
         # The local Python environment stands in for every image.
         self.bin_dir = str(Path(sys.executable).parent)
         self.ready = asyncio.Event()
+        # Stops and clean-ups under way (kept referenced until they end).
+        self._background: set[asyncio.Task] = set()
 
     # --- main loop -------------------------------------------------------------------------
 
@@ -125,7 +127,16 @@ class PodRunner:
         """Stop every pod's processes, as a node shutting down; their API objects stay."""
         workers = list(self.workers.values())
         await asyncio.gather(*(self._terminate(w, grace=self._shutdown_grace(w), finalize=False) for w in workers))
+        if self._background:
+            await asyncio.wait(self._background, timeout=SHUTDOWN_GRACE_SECONDS)
+        for task in self._background:
+            task.cancel()
         await asyncio.to_thread(processes.kill_marked, processes.OWNER_VARIABLE, self.owner)
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     @staticmethod
     def _shutdown_grace(worker: Worker) -> float:
@@ -136,7 +147,10 @@ class PodRunner:
         while not stop.is_set():
             try:
                 async for kind, obj in self.client.list_and_watch(path, stop):
-                    await handler(kind, obj)
+                    try:
+                        await handler(kind, obj)
+                    except ApiError as exc:  # one object's trouble must not stop the others
+                        log.warning("could not handle %s %s: %s", kind, (obj.get("metadata") or {}).get("name"), exc)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the API server restarting, a dropped connection
@@ -213,7 +227,7 @@ class PodRunner:
             live = set(pod["uids"])
             for uid, worker in list(self.workers.items()):
                 if uid not in live:
-                    asyncio.create_task(self._forget(worker, grace=0))
+                    self._spawn(self._forget(worker, grace=0))
             return
         meta, spec = pod["metadata"], pod.get("spec") or {}
         uid = meta.get("uid", "")
@@ -222,7 +236,7 @@ class PodRunner:
             self._write_hosts()
             worker = self.workers.get(uid)
             if worker is not None:
-                asyncio.create_task(self._forget(worker, grace=meta.get("deletionGracePeriodSeconds", 0)))
+                self._spawn(self._forget(worker, grace=meta.get("deletionGracePeriodSeconds", 0)))
             return
         self.dns.add_pod(pod)
         self._write_hosts()
@@ -233,7 +247,7 @@ class PodRunner:
             if spec.get("nodeName") == self.node_name:
                 grace = meta.get("deletionGracePeriodSeconds", spec.get("terminationGracePeriodSeconds", 30))
                 if worker is not None and not worker.stopping:
-                    asyncio.create_task(self._terminate(worker, grace=grace, finalize=True))
+                    self._spawn(self._terminate(worker, grace=grace, finalize=True))
                 elif worker is None:
                     await self._finalize(pod)
             return
