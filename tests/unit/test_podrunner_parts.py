@@ -9,7 +9,7 @@ import pytest
 
 from pinery.local.podrunner.dns import ClusterDNS, is_loopback, pod_ip
 from pinery.local.podrunner.environment import EnvError, container_env, expand
-from pinery.local.podrunner.status import ContainerRun, PodRun, phase_of, pod_status
+from pinery.local.podrunner.status import ContainerRun, PodRun, phase_of, pod_status, termination_message
 from pinery.local.podrunner.volumes import mount_map, prepare_volumes, rewrite_paths
 
 
@@ -225,3 +225,85 @@ def test_status_document():
     assert cs["state"]["terminated"]["exitCode"] == 3 and cs["state"]["terminated"]["reason"] == "Error"
     assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "False"
     assert "initContainerStatuses" not in status
+
+
+def test_conditions_keep_their_transition_times_while_unchanged():
+    run = run_with(main=[("a", "running", None)])
+    first = pod_status(run, "Never", "2026-01-01T00:00:00Z")
+    run.main[0].state, run.main[0].exit_code = "terminated", 0
+    second = pod_status(run, "Never", "2026-01-01T00:01:00Z", first["conditions"])
+    times = {c["type"]: c["lastTransitionTime"] for c in second["conditions"]}
+    assert times == {"PodScheduled": "2026-01-01T00:00:00Z", "Initialized": "2026-01-01T00:00:00Z",
+                     "ContainersReady": "2026-01-01T00:01:00Z", "Ready": "2026-01-01T00:01:00Z"}
+
+
+def test_back_off_keeps_the_last_run_and_counts_the_restart():
+    c = ContainerRun("a", state="running", started_at="t0", pid=7)
+    c.finish(2, "t1")
+    assert (c.state, c.exit_code, c.reason) == ("terminated", 2, "Error")
+    c.back_off()
+    status = c.to_status(ready=False)
+    assert status["state"]["waiting"]["reason"] == "CrashLoopBackOff" and status["restartCount"] == 1
+    assert status["lastState"]["terminated"] == {"exitCode": 2, "reason": "Error", "startedAt": "t0", "finishedAt": "t1",
+                                                 "containerID": "local://7"}
+    c.fail_to_start("t2", "exec: nope")
+    assert c.to_status(False)["state"]["terminated"]["reason"] == "StartError" and c.exit_code == 128
+
+
+@pytest.mark.parametrize(
+    "written, policy, code, expected",
+    [
+        ("done\n", "File", 0, "done\n"),
+        ("done\n", "FallbackToLogsOnError", 1, "done\n"),
+        ("", "File", 1, ""),
+        ("", "FallbackToLogsOnError", 0, ""),
+        ("", "FallbackToLogsOnError", 1, "".join(f"l{i}\n" for i in range(21, 101))),
+        ("x" * 5000, "File", 0, "x" * 4096),
+    ],
+)
+def test_termination_message(written, policy, code, expected):
+    log = "".join(f"l{i}\n" for i in range(1, 101)).encode()
+    assert termination_message(written, log, policy, code) == expected
+
+
+def test_the_log_fallback_is_at_most_2_kib():
+    assert len(termination_message("", b"y" * 10000 + b"\n", "FallbackToLogsOnError", 1)) == 2048
+
+
+def test_downward_api_and_projected_volumes(tmp_path):
+    p = pod("p", labels={"app": "web", "tier": "a"}, volumes=[
+        {"name": "info", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+            {"path": "ip", "fieldRef": {"fieldPath": "status.podIP"}, "mode": 0o600},
+        ]}},
+        {"name": "all", "projected": {"defaultMode": 0o440, "sources": [
+            {"configMap": {"name": "cfg", "items": [{"key": "A", "path": "a"}]}},
+            {"secret": {"name": "sec"}},
+            {"downwardAPI": {"items": [{"path": "name", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+            {"serviceAccountToken": {"path": "token"}},
+        ]}},
+    ])
+    dirs = prepare_volumes(p, tmp_path / "pod", tmp_path, lookup, pod_ip="127.100.0.9", node="n")
+    assert (dirs["info"] / "labels").read_text() == 'app="web"\ntier="a"'
+    assert (dirs["info"] / "ip").read_text() == "127.100.0.9" and (dirs["info"] / "ip").stat().st_mode & 0o777 == 0o600
+    assert {f.name for f in dirs["all"].iterdir()} == {"a", "KEY", "name"}
+    assert (dirs["all"] / "KEY").read_bytes() == b"s3cret" and (dirs["all"] / "a").stat().st_mode & 0o777 == 0o440
+
+
+def test_a_missing_key_of_a_config_map_volume_is_a_config_error(tmp_path):
+    volume = {"name": "v", "configMap": {"name": "cfg", "items": [{"key": "NOPE", "path": "x"}]}}
+    with pytest.raises(EnvError, match="couldn't find key NOPE"):
+        prepare_volumes(pod("p", volumes=[volume]), tmp_path, tmp_path, lookup)
+    volume["configMap"]["optional"] = True
+    assert not (prepare_volumes(pod("p", volumes=[volume]), tmp_path, tmp_path, lookup)["v"] / "x").exists()
+
+
+def test_a_lost_container_is_terminated_with_reason_unknown():
+    from pinery.local.podrunner.runner import _lost
+
+    running = {"name": "a", "state": {"running": {"startedAt": "t0"}}, "ready": True, "started": True}
+    lost = _lost(running)
+    assert lost["state"]["terminated"]["reason"] == "Unknown" and lost["state"]["terminated"]["exitCode"] == 137
+    assert lost["state"]["terminated"]["startedAt"] == "t0" and not lost["ready"]
+    done = {"name": "a", "state": {"terminated": {"exitCode": 0}}}
+    assert _lost(done) == done
