@@ -97,7 +97,8 @@ def test_names_of_other_namespaces_and_unknown_names(pod_runner):
             except OSError:
                 print(name, "unresolved")
     """)
-    names = ["target.grp.team", "target.grp", "target.grp.team.svc.cluster.local", "no-such-pod.grp.team", "localhost"]
+    names = ["target.grp.team", "target.grp", "target.grp.team.svc.cluster.local", "no-such-pod.grp.team",
+             "no-such-service.team.svc.cluster.local", "localhost"]
     create(plane, pod_manifest("probe", ["python", "-c", probe, *(name.replace(".", "/") for name in names)]))
     wait_for_phase(plane, "probe", "Succeeded")
     target_ip = wait_for_phase(plane, "target", "Running", namespace="team")["status"]["podIP"]
@@ -107,5 +108,6 @@ def test_names_of_other_namespaces_and_unknown_names(pod_runner):
         "target.grp": "unresolved",  # the short form works only inside namespace team
         "target.grp.team.svc.cluster.local": target_ip,
         "no-such-pod.grp.team": "unresolved",
+        "no-such-service.team.svc.cluster.local": "unresolved",
         "localhost": "127.0.0.1",
     }

@@ -307,3 +307,24 @@ def test_a_lost_container_is_terminated_with_reason_unknown():
     assert lost["state"]["terminated"]["startedAt"] == "t0" and not lost["ready"]
     done = {"name": "a", "state": {"terminated": {"exitCode": 0}}}
     assert _lost(done) == done
+
+
+def test_resolver_hook_sees_every_change_of_the_hosts_file(tmp_path):
+    """Changes within one timestamp tick are not missed, and unknown cluster names fail fast."""
+    from pinery.local.podrunner.runner import RESOLVER_DIR
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("a.s.default.svc.cluster.local 127.101.0.1\n")
+    code = (
+        "import os, socket, sys\n"
+        "print(socket.gethostbyname('a.s'))\n"
+        "tmp = sys.argv[1] + '.tmp'\n"
+        "open(tmp, 'w').write('a.s.default.svc.cluster.local 127.101.0.1\\nb.s.default.svc.cluster.local 127.101.0.2\\n')\n"
+        "st = os.stat(sys.argv[1]); os.replace(tmp, sys.argv[1]); os.utime(sys.argv[1], ns=(st.st_atime_ns, st.st_mtime_ns))\n"
+        "print(socket.gethostbyname('b.s'))\n"
+        "try:\n    socket.getaddrinfo('c.s.default.svc.cluster.local', 80)\nexcept socket.gaierror as e:\n    print(e.errno == socket.EAI_NONAME)\n"
+    )
+    env = {"PYTHONPATH": str(RESOLVER_DIR), "PINERY_LOCAL_HOSTS": str(hosts), "PINERY_LOCAL_DOMAIN": "cluster.local",
+           "PINERY_LOCAL_SEARCH": "default.svc.cluster.local svc.cluster.local cluster.local"}
+    out = subprocess.run([sys.executable, "-c", code, str(hosts)], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["127.101.0.1", "127.101.0.2", "True"]

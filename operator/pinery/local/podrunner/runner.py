@@ -441,6 +441,7 @@ class PodRunner:
             "PYTHONPATH": os.pathsep.join(p for p in (str(RESOLVER_DIR), user.get("PYTHONPATH", "")) if p),
             "PINERY_LOCAL_HOSTS": str(self.hosts_file),
             "PINERY_LOCAL_SEARCH": f"{ns}.svc.{self.dns.domain} svc.{self.dns.domain} {self.dns.domain}",
+            "PINERY_LOCAL_DOMAIN": self.dns.domain,
             processes.OWNER_VARIABLE: self.owner,
             processes.CONTAINER_VARIABLE: self._marker(worker, container["name"])[1],
         })
