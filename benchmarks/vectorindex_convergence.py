@@ -16,7 +16,8 @@ minus the moment the emulator turns the index Ready (its creation time plus the 
 The floor is computed from the operator's own readiness backoff: a poller that describes the
 index on that schedule from the moment it was created sees Ready at the first poll at or after
 the ready delay; it needs one describe before creating (to find none), the create, and the
-describes of that schedule. Writes `benchmarks/results/vectorindex_convergence.json`.
+describes of that schedule. Whatever the schedule, no operator converges an index with fewer
+than 3 calls (one describe finding none, the create, one describe finding it Ready). Writes `benchmarks/results/vectorindex_convergence.json`.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ def readiness_floor(ready_delay: float) -> dict[str, float]:
     while at < ready_delay:
         at += timing.poll(polls - 1)
         polls += 1
-    return {"latency_ms": round((at - ready_delay) * 1000, 1), "pinecone_calls": 2 + polls, "describes_after_create": polls}
+    # Fewer calls are possible only by looking later: one describe finding none, the create
+    # and one describe finding it Ready.
+    return {"latency_ms": round((at - ready_delay) * 1000, 1), "pinecone_calls": 2 + polls, "describes_after_create": polls,
+            "least_pinecone_calls": 3}
 
 
 def ready(obj: dict) -> bool:
@@ -173,10 +177,10 @@ def main() -> int:
     r = results["pinery"]
     rows = [
         [f"single ({args.single})", f"{r['single']['ready_latency']['p50_ms']} / {r['single']['ready_latency']['p95_ms']}",
-         f"{r['single']['pinecone_calls_per_index']} (min {floor['pinecone_calls']})", ""],
+         r["single"]["pinecone_calls_per_index"], ""],
         [f"burst ({args.burst})", f"{r['burst']['ready_latency']['p50_ms']} / {r['burst']['ready_latency']['p95_ms']}",
-         f"{r['burst']['pinecone_calls_per_index']} (min {floor['pinecone_calls']})", f"{r['burst']['requests_per_index']}"],
-        ["floor (the backoff)", f"{floor['latency_ms']}", f"{floor['pinecone_calls']}", ""],
+         r["burst"]["pinecone_calls_per_index"], f"{r['burst']['requests_per_index']}"],
+        ["floor (a poller on the same schedule)", f"{floor['latency_ms']}", f"{floor['pinecone_calls']} (least possible {floor['least_pinecone_calls']})", ""],
     ]
     harness.print_table(f"VectorIndex: emulator Ready -> object Ready (ready delay {args.ready_delay:g} s)",
                         ["indexes", "latency p50 / p95 ms", "Pinecone calls/index", "API requests/index"], rows)
