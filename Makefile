@@ -30,7 +30,7 @@ test: $(STAMP)  ## run the whole test suite
 BENCH_LOCK ?= $(shell command -v flock >/dev/null 2>&1 && echo flock /tmp/pinery-heavy.lock)
 OPERATOR_BENCHMARKS := fsdpjob_convergence vectorindex_convergence operator_memory
 
-bench: $(STAMP)  ## run the operator benchmarks (about 6 minutes; results in benchmarks/results/)
+bench: $(STAMP)  ## run the operator benchmarks (about 7 minutes; results in benchmarks/results/)
 	@for b in $(OPERATOR_BENCHMARKS); do $(BENCH_LOCK) $(BIN)/python benchmarks/$$b.py || exit 1; done
 
 bench-quick: $(STAMP)  ## the operator benchmarks at a small scale (about 2 minutes; results under /tmp)
