@@ -12,12 +12,17 @@ after `--hold` seconds of sweeps (memory that keeps growing would show there).
 The floor is Kopf alone, set up as pinery is, with no-op event handlers for the same two kinds
 (floor_operator.py `noop`), given the same objects: what listing, watching and remembering them
 costs before pinery does anything (it makes no children, so it holds no pods).
-Writes `benchmarks/results/operator_memory.json`.
+With `--trace`, pinery runs under tracemalloc (traced_operator.py), and the live Python memory it
+holds, idle and converged, is reported by the line that allocated it: what the RSS is made of.
+Tracing inflates the RSS itself, so a traced run answers that question only.
+Writes `benchmarks/results/operator_memory.json` (`operator_memory_traced.json` with `--trace`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
 import sys
 import tempfile
 import time
@@ -32,19 +37,33 @@ from vectorindex_convergence import Indexes
 JOBS = "fsdpjobs"
 
 
-async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resync: float, hold: float, timeout: float) -> dict[str, Any]:
+async def traced(proc: harness.OperatorProcess, out: Path) -> dict[str, Any]:
+    """What live Python memory the traced operator holds now."""
+    out.unlink(missing_ok=True)
+    proc.process.send_signal(signal.SIGUSR1)
+    await harness.until(out.exists, 120, "the traced operator's report", interval=0.2)
+    return json.loads(out.read_text())
+
+
+async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resync: float, hold: float, timeout: float,
+                  trace: bool = False) -> dict[str, Any]:
     async with harness.Stage(state_dir, pinecone=True, ready_delay=1.0, watched=(INDEXES, JOBS, *CHILDREN)) as stage:
         vis = Indexes(stage, 1.0)
         fjs = Jobs(stage, "default", 2)
         log = state_dir / "operator.log"
         if operator == "pinery":
             proc = harness.OperatorProcess.pinery(stage, log, resync_seconds=resync)
+            if trace:
+                proc.argv = [sys.executable, str(Path(__file__).parent / "traced_operator.py"), *proc.argv[3:]]
+                proc.env["BENCHMARK_TRACE_OUT"] = str(state_dir / "trace.json")
         else:
             proc = harness.OperatorProcess.floor(stage, log, "noop")
         with proc:
             await stage.wait_watching([INDEXES, JOBS])
             await asyncio.sleep(2.0)
             result: dict[str, Any] = {"idle_rss_mb": proc.rss_mb()}
+            if trace:
+                result["traced_idle"] = await traced(proc, state_dir / "trace.json")
             index_names = [f"index-{i:04d}" for i in range(indexes)]
             job_names = [f"job-{i:04d}" for i in range(jobs)]
             started = time.monotonic()
@@ -57,6 +76,8 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
             result["converged_seconds"] = round(time.monotonic() - started, 1)
             result["objects"] = indexes + jobs
             result["rss_mb"] = proc.rss_mb()
+            if trace:
+                result["traced_converged"] = await traced(proc, state_dir / "trace.json")
             await asyncio.sleep(hold)
             proc.check_alive()
             result["rss_mb_after_hold"] = proc.rss_mb()
@@ -71,15 +92,26 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--resync", type=float, default=10.0, help="PINERY_RESYNC_SECONDS of the operator")
     parser.add_argument("--hold", type=float, default=30.0, help="seconds of sweeps before the second measurement")
+    parser.add_argument("--trace", action="store_true", help="run pinery under tracemalloc and report what its memory is")
     args = parser.parse_args()
     if args.quick:
         args.indexes, args.jobs, args.hold = min(args.indexes, 50), min(args.jobs, 50), min(args.hold, 10.0)
 
     results: dict[str, Any] = {"indexes": args.indexes, "jobs": args.jobs, "resync_seconds": args.resync, "hold_seconds": args.hold,
                                **harness.machine()}
-    for operator in ("pinery", "floor"):
+    for operator in ("pinery",) if args.trace else ("pinery", "floor"):
         with tempfile.TemporaryDirectory() as tmp:
-            results[operator] = asyncio.run(measure(operator, Path(tmp), args.indexes, args.jobs, args.resync, args.hold, args.timeout))
+            results[operator] = asyncio.run(
+                measure(operator, Path(tmp), args.indexes, args.jobs, args.resync, args.hold, args.timeout, args.trace))
+    if args.trace:
+        path = harness.write_results("operator_memory_traced", results, args.out)
+        r = results["pinery"]
+        rows = [[f"{t['mb']} MiB", t["blocks"], t["where"]] for t in r["traced_converged"]["top"]]
+        harness.print_table(f"Live Python memory of pinery: {r['traced_idle']['traced_mb']} MiB idle, "
+                            f"{r['traced_converged']['traced_mb']} MiB converged; largest by line",
+                            ["size", "blocks", "allocated at"], rows)
+        print(f"\nwritten to {path}")
+        return 0
     path = harness.write_results("operator_memory", results, args.out)
     rows = [[op, r["idle_rss_mb"], r["rss_mb"], r["rss_mb_after_hold"], r["peak_rss_mb"], r["kib_per_object"]]
             for op, r in ((op, results[op]) for op in ("pinery", "floor"))]

@@ -59,3 +59,13 @@ def test_operator_memory(tmp_path):
         assert r["objects"] == 6
         assert 0 < r["idle_rss_mb"] <= r["peak_rss_mb"] and r["rss_mb_after_hold"] > 0
         assert "kib_per_object" in r and r["converged_seconds"] >= 0
+
+
+def test_operator_memory_traced(tmp_path):
+    results = run_benchmark("operator_memory.py", tmp_path / "traced.json", "--trace", "--indexes", "2", "--jobs", "2", "--hold", "0",
+                            "--timeout", "60")
+    assert "floor" not in results
+    r = results["pinery"]
+    for when in ("traced_idle", "traced_converged"):
+        assert 0 < r[when]["traced_mb"] <= r[when]["traced_peak_mb"]
+        assert r[when]["top"] and all(t["mb"] > 0 and t["blocks"] > 0 and t["where"] for t in r[when]["top"])

@@ -1,0 +1,39 @@
+"""`pinery` with tracemalloc on: on SIGUSR1 it writes what live Python memory it holds, by the
+line that allocated it, as JSON to $BENCHMARK_TRACE_OUT (used by operator_memory.py --trace).
+
+    python benchmarks/traced_operator.py run --standalone --kubeconfig PATH
+
+Tracing costs memory and time of its own, so resident memory under it is not comparable.
+"""
+
+import gc
+import json
+import os
+import signal
+import sys
+import tracemalloc
+
+TOP = 15
+
+
+def dump(*_: object) -> None:
+    gc.collect()
+    current, peak = tracemalloc.get_traced_memory()
+    lines = tracemalloc.take_snapshot().statistics("lineno")[:TOP]
+    report = {
+        "traced_mb": round(current / 2**20, 1),
+        "traced_peak_mb": round(peak / 2**20, 1),
+        "top": [{"where": str(s.traceback), "mb": round(s.size / 2**20, 2), "blocks": s.count} for s in lines],
+    }
+    out = os.environ["BENCHMARK_TRACE_OUT"]
+    with open(out + ".tmp", "w") as f:
+        json.dump(report, f)
+    os.replace(out + ".tmp", out)
+
+
+if __name__ == "__main__":
+    tracemalloc.start()
+    signal.signal(signal.SIGUSR1, dump)
+    from pinery.cli import main
+
+    sys.exit(main(sys.argv[1:]))
