@@ -28,6 +28,7 @@ class KubeError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
+        self.message = message
 
 
 def load_api_client(kubeconfig: str | None = None) -> Any:
@@ -122,6 +123,8 @@ class Kube:
             return await self.create(obj)
         patch = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
         patch["metadata"] = {k: meta[k] for k in ("labels", "annotations", "ownerReferences") if k in meta}
+        if _contains(current, patch):  # already so: no write (resyncs apply the same object again)
+            return current
         return await self.merge_patch(obj["kind"], meta.get("namespace"), meta["name"], patch)
 
     async def delete(self, kind: str, namespace: str | None, name: str, *, grace_seconds: int | None = None,
@@ -174,3 +177,10 @@ def _status_message(data: bytes, reason: Any) -> str:
         return json.loads(data).get("message") or str(reason)
     except (TypeError, ValueError, AttributeError):
         return str(reason)
+
+
+def _contains(current: Any, patch: Any) -> bool:
+    """Whether merging `patch` into `current` would change nothing (lists compare whole)."""
+    if isinstance(patch, dict):
+        return isinstance(current, dict) and all(_contains(current.get(k), v) for k, v in patch.items())
+    return current == patch

@@ -2,7 +2,7 @@
 
 - one SDK client per API key (keys are never logged; clients are keyed by a hash);
 - a global cap on calls in flight, so that hundreds of VectorIndexes cannot storm Pinecone;
-- one `list_indexes` per API key per resync sweep, shared by every object that asks;
+- one `list_indexes` per API key per resync sweep, shared by every object of the sweep;
 - SDK objects become plain dicts in the REST shape, SDK exceptions become `PineconeCallError`
   carrying a `PineconeFailure` with the key removed from every message.
 
@@ -14,16 +14,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pinery.vectorindex.errors import PineconeFailure, redact
 
-# The SDK retries retryable statuses itself, sleeping in our worker thread; one retry keeps
-# that bounded, and the operator's own requeue (honouring Retry-After) does the rest.
+# The SDK retries retryable statuses itself, sleeping in our worker thread while it holds a
+# slot of the concurrency cap: one retry, after at most a few seconds, keeps that bounded; the
+# operator's own requeue honours the full Retry-After without holding anything.
 SDK_MAX_RETRIES = 1
+SDK_MAX_WAIT_SECONDS = 2.0
 SDK_TIMEOUT_SECONDS = 20.0
 _MAX_CLIENTS = 64
 
@@ -38,8 +39,10 @@ class PineconeCallError(Exception):
 
 @dataclass
 class _Listing:
-    at: float
+    sweep: int
     indexes: dict[str, dict]
+    # Names this operator changed since the listing was taken: their entries are stale.
+    stale: set[str] = field(default_factory=set)
 
 
 def key_id(api_key: str) -> str:
@@ -86,8 +89,10 @@ class PineconeGateway:
         host: str = "",
         concurrency: int = 8,
         on_call: Callable[[str, str], None] | None = None,
+        timeout: float = SDK_TIMEOUT_SECONDS,
     ):
         self.host = host
+        self.timeout = timeout
         self._semaphore = asyncio.Semaphore(concurrency)
         self._clients: OrderedDict[str, Any] = OrderedDict()
         self._clients_lock = threading.Lock()
@@ -106,8 +111,8 @@ class PineconeGateway:
                 client = Pinecone(
                     api_key=api_key,
                     host=self.host or None,
-                    timeout=SDK_TIMEOUT_SECONDS,
-                    retry_config=RetryConfig(max_retries=SDK_MAX_RETRIES),
+                    timeout=self.timeout,
+                    retry_config=RetryConfig(max_retries=SDK_MAX_RETRIES, max_wait=SDK_MAX_WAIT_SECONDS),
                     source_tag="pinery",
                 )
                 self._clients[kid] = client
@@ -143,24 +148,30 @@ class PineconeGateway:
         models = await self._call("list_indexes", api_key, lambda pc: list(pc.list_indexes()))
         return {m.name: index_to_dict(m) for m in models}
 
-    async def describe_from_listing(self, api_key: str, name: str, max_age: float) -> dict | None:
-        """The index as seen by a shared `list_indexes` at most `max_age` seconds old.
+    async def describe_in_sweep(self, api_key: str, name: str, sweep: int) -> dict | None:
+        """The index as seen by the shared `list_indexes` of resync sweep number `sweep`.
 
-        Drift-repair sweeps use this: however many VectorIndexes share a key, one list call
-        per sweep serves them all.
+        However many VectorIndexes share a key, one list call per sweep serves them all. An
+        index absent from the listing, or changed by this operator since, is described
+        individually: a listing never causes a recreation on its own.
         """
         kid = key_id(api_key)
         lock = self._listing_locks.setdefault(kid, asyncio.Lock())
         async with lock:
             listing = self._listings.get(kid)
-            if listing is None or time.monotonic() - listing.at > max_age:
-                listing = _Listing(time.monotonic(), await self.list_indexes(api_key))
+            if listing is None or listing.sweep < sweep:
+                listing = _Listing(sweep, await self.list_indexes(api_key))
                 self._listings[kid] = listing
-        return listing.indexes.get(name)
+        found = listing.indexes.get(name)
+        if found is None or name in listing.stale:
+            return await self.describe(api_key, name)
+        return found
 
-    def forget_listing(self, api_key: str) -> None:
-        """Drop the cached listing of a key (after this operator changed something)."""
-        self._listings.pop(key_id(api_key), None)
+    def _changed(self, api_key: str, name: str) -> None:
+        """Mark the index's entry in the key's listing stale (this operator just changed it)."""
+        listing = self._listings.get(key_id(api_key))
+        if listing is not None:
+            listing.stale.add(name)
 
     async def create(self, api_key: str, request: dict[str, Any]) -> dict:
         """Create an index (returns at once; readiness is polled by the caller)."""
@@ -179,12 +190,12 @@ class PineconeGateway:
                 timeout=-1,
             ),
         )
-        self.forget_listing(api_key)
+        self._changed(api_key, body["name"])
         return index_to_dict(model)
 
     async def configure(self, api_key: str, name: str, changes: dict[str, Any]) -> None:
         await self._call("configure_index", api_key, lambda pc: pc.configure_index(name, **changes))
-        self.forget_listing(api_key)
+        self._changed(api_key, name)
 
     async def delete(self, api_key: str, name: str) -> None:
         """Ask Pinecone to delete the index (returns at once). An absent index is not an error."""
@@ -193,4 +204,4 @@ class PineconeGateway:
         except PineconeCallError as exc:
             if exc.failure.status != 404:
                 raise
-        self.forget_listing(api_key)
+        self._changed(api_key, name)

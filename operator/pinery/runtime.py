@@ -84,12 +84,25 @@ def operator_kwargs(settings: OperatorSettings) -> dict[str, Any]:
 QUIET_LOGGERS = ("pinecone", "httpx", "httpcore", "urllib3", "kubernetes")
 
 
+class QuietSpies(logging.Filter):
+    """Kopf logs every handler that succeeds at INFO. For the `<kind>_event` spies, which only
+    wake a daemon, that is a line per watch event of every object: drop those (their failures
+    still show)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("Handler '") and message.endswith("_event' succeeded."))
+
+
 def configure_logging(settings: OperatorSettings, verbose: bool = False) -> None:
     log_format = kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.PLAIN
     kopf.configure(verbose=verbose, log_format=log_format)
     if not verbose:
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.WARNING)
+        objects = logging.getLogger("kopf.objects")
+        if not any(isinstance(f, QuietSpies) for f in objects.filters):
+            objects.addFilter(QuietSpies())
 
 
 async def operate(

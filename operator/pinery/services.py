@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pinery.kube import Kube, load_api_client
 from pinery.metrics import Metrics
 from pinery.pinecone_gateway import PineconeGateway
 from pinery.settings import OperatorSettings
+from pinery.vectorindex.schedule import Timing
 
 
 @dataclass
@@ -16,6 +17,8 @@ class Services:
     kube: Kube
     pinecone: PineconeGateway
     metrics: Metrics
+    # How fast VectorIndexes are polled and retried (tests shrink it; the resync interval is a setting).
+    vectorindex_timing: Timing = field(default_factory=Timing)
 
     @classmethod
     def create(cls, settings: OperatorSettings, kubeconfig: str | None = None) -> "Services":

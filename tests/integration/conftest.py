@@ -4,9 +4,14 @@ from tests.integration.conftest_apiserver import (  # noqa: F401
     control_plane,
     control_plane_module,
 )
+from tests.integration.conftest_podrunner import pod_runner  # noqa: F401
 from tests.integration.conftest_pinecone import (  # noqa: F401
     make_pinecone_emulator,
     pinecone_admin,
     pinecone_client,
     pinecone_emulator,
+)
+from tests.integration.conftest_vectorindex import (  # noqa: F401
+    no_faults,
+    vi_world,
 )

@@ -58,21 +58,34 @@ def test_pod_index_round_trip(pinecone_emulator):
     run(scenario())
 
 
-def test_listing_is_shared_within_its_age(pinecone_emulator, pinecone_admin):
+def test_one_listing_per_sweep_serves_every_index_of_the_key(pinecone_emulator, pinecone_admin):
     gw = PineconeGateway(pinecone_emulator.url)
+
+    def count(op):
+        return pinecone_admin.stats()["requests"].get(op, 0)
 
     async def scenario():
         await gw.create(TEST_API_KEY, create_request(spec(), "a", OWNER))
         await gw.create(TEST_API_KEY, create_request(spec(), "b", OWNER))
-        before = pinecone_admin.stats()
-        found = await asyncio.gather(*(gw.describe_from_listing(TEST_API_KEY, n, max_age=60) for n in ("a", "b", "c") * 10))
-        after = pinecone_admin.stats()
-        return found, before, after
+        lists, describes = count("list_indexes"), count("describe_index")
+        found = await asyncio.gather(*(gw.describe_in_sweep(TEST_API_KEY, n, sweep=7) for n in ("a", "b") * 10))
+        assert [f["name"] for f in found[:2]] == ["a", "b"]
+        assert (count("list_indexes") - lists, count("describe_index") - describes) == (1, 0)
 
-    found, before, after = run(scenario())
-    assert [f["name"] if f else None for f in found[:3]] == ["a", "b", None]
-    lists = lambda s: s["requests"].get("list_indexes", 0)  # noqa: E731
-    assert lists(after) - lists(before) == 1
+        # absent from the listing: confirmed with a describe, never assumed gone
+        assert await gw.describe_in_sweep(TEST_API_KEY, "c", sweep=7) is None
+        assert count("describe_index") - describes == 1
+        # changed by the operator since the listing: described afresh
+        await gw.configure(TEST_API_KEY, "a", {"tags": {"team": "x"}})
+        assert (await gw.describe_in_sweep(TEST_API_KEY, "a", sweep=7))["tags"]["team"] == "x"
+        assert count("describe_index") - describes == 2
+        # an older sweep reuses the newer listing; the next sweep lists again
+        await gw.describe_in_sweep(TEST_API_KEY, "b", sweep=6)
+        assert count("list_indexes") - lists == 1
+        assert (await gw.describe_in_sweep(TEST_API_KEY, "a", sweep=8))["tags"]["team"] == "x"
+        assert count("list_indexes") - lists == 2
+
+    run(scenario())
 
 
 def test_errors_are_classified_and_never_carry_the_key(pinecone_emulator, pinecone_admin):

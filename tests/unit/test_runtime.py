@@ -10,7 +10,7 @@ from pinery.cli import build_parser
 from pinery.cli.run import settings_from_args
 from pinery.metrics import Metrics
 from pinery.pinecone_gateway import failure_from, key_id
-from pinery.runtime import connection_info, kopf_settings, operator_kwargs
+from pinery.runtime import QuietSpies, connection_info, kopf_settings, operator_kwargs
 from pinery.settings import OperatorSettings
 
 
@@ -93,3 +93,16 @@ def test_sdk_failures_are_reduced_without_the_key():
     assert failure_from(PineconeTimeoutError("slow"), "describe_index", key).status is None
     assert failure_from(PineconeConnectionError("refused"), "describe_index", key).code == "PineconeConnectionError"
     assert key_id(key) == key_id(key) and key not in key_id(key)
+
+
+def test_wake_up_spies_do_not_log_each_event():
+    import logging
+
+    def record(message):
+        return logging.LogRecord("kopf.objects", logging.INFO, __file__, 1, message, None, None)
+
+    quiet = QuietSpies()
+    assert not quiet.filter(record("Handler 'vectorindex_event' succeeded."))
+    assert not quiet.filter(record("Handler 'register.<locals>.fsdpjob_pod_event' succeeded."))
+    assert quiet.filter(record("Handler 'vectorindex_delete' succeeded."))
+    assert quiet.filter(record("Handler 'vectorindex_event' failed with an exception and will stop now: x"))

@@ -1,14 +1,18 @@
 """The pure VectorIndex decisions, table-driven."""
 
+import json
+
 import pytest
 
 from pinery.api.vectorindex import VectorIndexSpec
+from pinery.vectorindex import accepted
 from pinery.vectorindex.adoption import immutable_differences
 from pinery.vectorindex.desired import configure_changes, create_request
 from pinery.vectorindex.errors import PineconeFailure, backoff, classify, readiness_delay, redact
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags, tag_value
-from pinery.vectorindex.reconcile import Identity, decide, decide_deletion
-from pinery.vectorindex.status import phase
+from pinery.vectorindex.reconcile import Event, Identity, decide, decide_deletion, pass_events, refuse_immutable_change
+from pinery.vectorindex.schedule import Timing, current_sweep, next_sweep
+from pinery.vectorindex.status import condition_events, next_status, phase, status_changes
 
 WHO = Identity("prod", "search", "docs")
 OWNED = ownership_tags("prod", "search", "docs")
@@ -159,7 +163,11 @@ def test_scaling_keeps_ready_but_not_synced():
 def test_foreign_index_is_not_touched_without_adoption():
     step = decide(spec(), WHO, index(tags={"pinery-cluster": "prod", "pinery-namespace": "other", "pinery-name": "docs"}))
     assert step.action == "refuse" and step.synced[1] == "NotOwned"
-    assert "prod/other/docs" in step.synced[2] and step.events[0].type == "Warning"
+    assert "prod/other/docs" in step.synced[2] and step.request == {} and step.requeue is None
+    # the refusal announces itself through the condition change, as a Warning, once
+    new = next_status({}, 1, step.ready, step.synced)["conditions"]
+    assert pass_events(step.events, [], new) == [Event("Warning", "NotOwned", step.synced[2])]
+    assert pass_events(step.events, new, new) == []
 
 
 def test_adoption_tags_the_index_when_allowed_and_matching():
@@ -177,7 +185,8 @@ def test_mismatched_index_is_refused_naming_the_differences():
     step = decide(spec(adoptExisting=True, dimension=16), WHO, index(tags={}))
     assert step.action == "refuse" and step.synced[1] == "SpecMismatch"
     assert "dimension: spec wants 16, index has 8" in step.synced[2]
-    assert step.ready[0] == "True"  # the index itself still serves
+    # not this object's index until it matches: Ready must not send applications to it
+    assert step.ready[:2] == ("False", "SpecMismatch") and step.request == {}
 
 
 def test_immutable_change_after_creation_is_named_so():
@@ -246,7 +255,9 @@ def test_protected_deletion_is_a_warning():
 def test_classify(status, code, reason, terminal):
     result = classify(PineconeFailure("create_index", status, code, "msg"))
     assert (result.reason, result.terminal) == (reason, terminal)
-    assert "create_index" in result.message and result.delay > 0
+    assert "create_index" in result.message
+    # terminal failures wait for the next resync sweep; the others retry with backoff
+    assert result.delay is None if terminal else result.delay > 0
 
 
 def test_retry_after_is_a_floor_and_backoff_is_capped():
@@ -275,3 +286,113 @@ def test_redact_removes_secrets():
 )
 def test_phase(conditions, deleting, expected):
     assert phase(conditions, deleting) == expected
+
+
+def test_terminal_failures_keep_pinecones_words_and_no_key():
+    result = classify(PineconeFailure("create_index", 403, "FORBIDDEN", "Request failed. You've reached the max indexes allowed"))
+    assert result.reason == "QuotaExceeded" and "max indexes" in result.message
+
+
+def test_retries_use_the_timing_given():
+    fast = Timing(retry_first=0.1, retry_max=1.0)
+    assert classify(PineconeFailure("x", 503, None, "down"), attempt=2, timing=fast).delay == pytest.approx(0.4)
+    assert classify(PineconeFailure("x", 503, None, "down"), attempt=9, timing=fast).delay == 1.0
+    assert classify(PineconeFailure("x", 429, None, "slow", retry_after=3), attempt=0, timing=fast).delay == 3
+    assert fast.secret_retry(10) == 1.0 and Timing().secret_retry(10) == 60.0
+
+
+# --- schedule --------------------------------------------------------------------------
+
+def test_readiness_polls_start_fast_and_are_capped():
+    t = Timing(poll_first=1.0, poll_max=30.0)
+    delays = [t.poll(n) for n in range(12)]
+    assert delays[0] == 1.0 and delays == sorted(delays) and delays[-1] == 30.0
+    # an index that takes a minute to initialize costs about ten describes, not sixty
+    assert sum(1 for total in [sum(delays[: n + 1]) for n in range(12)] if total <= 60) <= 10
+
+
+def test_sweeps_start_at_the_same_instants_for_every_object():
+    a = next_sweep(1000.5, 300, "ns/a")
+    b = next_sweep(1199.0, 300, "ns/b")
+    assert a[0] == b[0] == 4 and 1200 <= a[1] < 1230 and 1200 <= b[1] < 1230
+    assert next_sweep(1000.5, 300, "ns/a") == a  # stable per object
+    assert len({next_sweep(0, 300, f"ns/{i}")[1] for i in range(50)}) > 40  # spread out
+    assert next_sweep(1200.0, 300, "ns/a")[0] == 5 and current_sweep(1200.0, 300) == 4
+
+
+# --- accepted spec ---------------------------------------------------------------------
+
+def test_accepted_spec_records_only_immutable_fields():
+    record = json.loads(accepted.record(pod_spec(replicas=2, podType="p1.x2"), "docs"))
+    assert record["indexName"] == "docs" and record["dimension"] == 8 and record["pod"]["environment"] == "us-east1-gcp"
+    assert "tags" not in record and "deletionProtection" not in record and "adoptExisting" not in record
+
+
+@pytest.mark.parametrize(
+    "now, name, changed",
+    [
+        (pod_spec(replicas=5, podType="p1.x4"), "docs", []),  # mutable fields may change
+        (pod_spec(shards=2), "docs", ["pod.shards"]),
+        (pod_spec(environment="eu-west1-gcp"), "docs", ["pod.environment"]),
+        (pod_spec(), "renamed", ["indexName"]),
+        (spec(), "docs", ["serverless", "pod"]),
+        (VectorIndexSpec.model_validate({"dimension": 9, "metric": "euclidean", "pod": {"environment": "us-east1-gcp"}}), "docs",
+         ["dimension", "metric"]),
+    ],
+)
+def test_changes_to_the_accepted_spec(now, name, changed):
+    annotations = {accepted.ANNOTATION: accepted.record(pod_spec(), "docs")}
+    assert accepted.changed_fields(annotations, now, name) == changed
+
+
+def test_no_or_unreadable_record_means_no_verdict():
+    assert accepted.changed_fields({}, spec(), "docs") == []
+    assert accepted.changed_fields({accepted.ANNOTATION: "{not json"}, spec(), "docs") == []
+    assert accepted.changed_fields({accepted.ANNOTATION: "[1]"}, spec(), "docs") == []
+
+
+def test_immutable_change_is_refused_naming_the_fields():
+    step = refuse_immutable_change("docs", ["dimension", "pod.shards"])
+    assert step.action == "refuse" and step.request == {}
+    assert step.ready[:2] == step.synced[:2] == ("False", "ImmutableFieldChanged")
+    assert "spec.dimension, spec.pod.shards cannot change" in step.ready[2] and "index docs keeps" in step.ready[2]
+
+
+# --- status and events -----------------------------------------------------------------
+
+def test_next_status_keeps_facts_and_transition_times():
+    first = next_status({}, 1, ("False", "Creating", "creating"), ("False", "Creating", "creating"),
+                        indexName="docs", host=None, type="serverless")
+    assert first["phase"] == "Creating" and first["observedGeneration"] == 1 and "host" not in first
+    assert [c["observedGeneration"] for c in first["conditions"]] == [1, 1]
+    ready = next_status({**first, "host": "h"}, 2, ("True", "IndexReady", "ok"), ("True", "InSync", "ok"))
+    assert ready["phase"] == "Ready" and ready.get("host") is None  # facts not given are left to the old status
+    assert status_changes({**first, "host": "h"}, ready).keys() == {"conditions", "phase", "observedGeneration"}
+    again = next_status({**first, **ready}, 2, ("True", "IndexReady", "ok"), ("True", "InSync", "ok"))
+    assert status_changes({**first, **ready}, again) == {}
+
+
+def test_condition_events_name_each_change_once():
+    creating = next_status({}, 1, ("False", "Creating", "creating docs"), ("False", "Creating", "creating docs"))
+    assert condition_events([], creating["conditions"]) == [Event("Normal", "Creating", "creating docs")]
+    ready = next_status(creating, 1, ("True", "IndexReady", "ready"), ("True", "InSync", "in sync"))
+    assert [(e.type, e.reason) for e in condition_events(creating["conditions"], ready["conditions"])] == [
+        ("Normal", "IndexReady"), ("Normal", "InSync")]
+    failing = next_status(ready, 1, ("True", "IndexReady", "ready"), ("False", "PineconeUnavailable", "down"))
+    assert condition_events(ready["conditions"], failing["conditions"]) == [Event("Warning", "PineconeUnavailable", "down")]
+    # a new message alone is no state change
+    reworded = next_status(failing, 1, ("True", "IndexReady", "ready"), ("False", "PineconeUnavailable", "down again"))
+    assert condition_events(failing["conditions"], reworded["conditions"]) == []
+
+
+def test_an_actions_event_replaces_the_condition_event_of_the_same_reason():
+    step = decide(spec(), WHO, None)
+    new = next_status({}, 1, step.ready, step.synced)["conditions"]
+    assert [(e.type, e.reason) for e in pass_events(step.events, [], new)] == [("Normal", "Creating")]
+    step = decide(spec(), WHO, None, known_index_name="docs")
+    assert [(e.type, e.reason) for e in pass_events(step.events, [], new)] == [("Warning", "Recreating"), ("Normal", "Creating")]
+
+
+def test_deletion_names_the_index_the_object_manages():
+    step = decide_deletion(spec(indexName="renamed"), WHO, None, index_name="docs")
+    assert step.event.message == "index docs is gone"

@@ -53,7 +53,10 @@ def main() -> int:
         "backend": backend,
         "host": socket.gethostname(),
     }
-    print(json.dumps(record, separators=(",", ":")), flush=True)
+    # One write per line: print() writes the text and the newline separately, and ranks that
+    # share a log (unbuffered) could interleave between the two.
+    sys.stdout.write(json.dumps(record, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
     code = 0 if ok else 1
     exit_process(code, synchronise=True)
     return code  # pragma: no cover - exit_process does not return

@@ -52,6 +52,10 @@ RESERVED_VOLUME_PREFIX = "pinery-"
 SHM_PATH = "/dev/shm"
 TRAINER_CONFIG_DIR = "/etc/pinery"
 
+# Time a pod gets after SIGTERM unless podTemplate says otherwise: enough for the trainer to
+# write a checkpoint of a mid-sized model to a network volume (Kubernetes' own default is 30 s).
+DEFAULT_TERMINATION_GRACE_SECONDS = 120
+
 # Longest job name: pods are `<job>-node-<i>` and must stay valid 63-character host names.
 JOB_NAME_MAX = 50
 MAX_NODES = 1000
@@ -157,6 +161,15 @@ class PodTemplate(ApiModel):
         None, description="Scheduler of the pods (for example a gang scheduler such as volcano)."
     )
     runtime_class_name: Optional[ObjectName] = Field(None, description="Runtime class of the pods.")
+    termination_grace_period_seconds: Optional[int] = Field(
+        None,
+        ge=0,
+        le=86400,
+        description=(
+            "Seconds a pod has after SIGTERM (suspend, gang restart, deadline, deletion) before it "
+            f"is killed; the built-in trainer saves a checkpoint in that time. Defaults to {DEFAULT_TERMINATION_GRACE_SECONDS}."
+        ),
+    )
     volumes: Optional[list[Volume]] = Field(
         None,
         max_length=64,

@@ -12,10 +12,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="start local mode: control plane, Pinecone emulator, pod runner and operator",
         description=(
             "Start, on loopback, a Kubernetes control plane with pinery's CRDs, the Pinecone "
-            "emulator (with a local API key in Secret pinery-system/pinecone-api-key), the pod "
-            "runner and the operator. Writes STATE_DIR/kubeconfig for kubectl, and runs until "
-            "Ctrl-C or `pinery local down`. A second `up` on the same state directory finds its "
-            "objects again."
+            "emulator (with a local API key in the Secret pinecone-api-key of pinery-system and "
+            "default), the pod runner (pods run as local processes) and the operator. Writes "
+            "STATE_DIR/kubeconfig for kubectl, and runs until Ctrl-C or `pinery local down`. A "
+            "second `up` on the same state directory finds its objects and indexes again; pods "
+            "that were running lost their processes with it (docs/local-mode.md)."
         ),
     )
     parser.add_argument("--state-dir", type=Path, default=Path(".pinery"), help="state directory (default ./.pinery)")

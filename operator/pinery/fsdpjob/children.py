@@ -11,7 +11,7 @@ import json
 
 import yaml
 
-from pinery.api.fsdpjob import RESERVED_VOLUME_PREFIX, SHM_PATH, FSDPJobSpec, PodTemplate
+from pinery.api.fsdpjob import DEFAULT_TERMINATION_GRACE_SECONDS, RESERVED_VOLUME_PREFIX, SHM_PATH, FSDPJobSpec, PodTemplate
 from pinery.api.immutability import mutable_fields
 from pinery.fsdpjob.env import container_env
 from pinery.fsdpjob.naming import (
@@ -178,6 +178,12 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
         # Service links would inject <SERVICE>_PORT variables, and a Service named `master`
         # would overwrite MASTER_PORT.
         "enableServiceLinks": False,
+        # Suspend, restarts and deadlines stop pods with SIGTERM: time to write a checkpoint.
+        "terminationGracePeriodSeconds": (
+            template.termination_grace_period_seconds
+            if template.termination_grace_period_seconds is not None
+            else DEFAULT_TERMINATION_GRACE_SECONDS
+        ),
     }
     if rank > 0:
         pod_spec["initContainers"] = [_wait_container(job, spec, settings)]

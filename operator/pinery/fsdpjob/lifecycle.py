@@ -17,7 +17,7 @@ import copy
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from pydantic import ValidationError
 
@@ -37,6 +37,9 @@ FORCE_DELETE_AFTER = timedelta(seconds=60)
 WAIT_POLL_SECONDS = 5.0
 # How often to look again while training runs (progress is read from the logs).
 PROGRESS_SECONDS = 30.0
+
+# Longest condition message written (the API allows 32768 characters).
+MAX_MESSAGE = 4096
 
 CONDITION_ORDER = ("Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Synced")
 
@@ -75,18 +78,21 @@ def plan(
     service: Optional[dict] = None,
     config_map: Optional[dict] = None,
     settings: Optional[OperatorSettings] = None,
+    refused: Optional[Mapping[str, str]] = None,
 ) -> Plan:
     """Decide one reconcile pass of an FSDPJob.
 
     `job` is the FSDPJob as read from the API (metadata with uid and generation, spec, status);
     `pods` every pod labelled with the job's name; `service` and `config_map` the job's
-    Service and trainer ConfigMap when they exist.
+    Service and trainer ConfigMap when they exist. `refused` holds the creations the API server
+    refused in the previous pass (quota, admission), as `Kind/name` -> its message: they are
+    tried again, and reported in the conditions, the nodes and one Warning Event each.
     """
-    return _Planner(job, pods, now, service, config_map, settings or OperatorSettings()).run()
+    return _Planner(job, pods, now, service, config_map, settings or OperatorSettings(), refused or {}).run()
 
 
 class _Planner:
-    def __init__(self, job, pods, now, service, config_map, settings):
+    def __init__(self, job, pods, now, service, config_map, settings, refused):
         self.job = job
         self.meta = job.get("metadata") or {}
         self.ref = JobRef.of(job)
@@ -96,6 +102,7 @@ class _Planner:
         self.old = copy.deepcopy(job.get("status") or {})
         self.conditions: list[dict] = list(self.old.get("conditions") or [])
         self.service, self.config_map, self.settings = service, config_map, settings
+        self.refused = dict(refused)
         self.pods = [view_pod(p) for p in pods]
         self.creates: list[dict] = []
         self.deletions: dict[str, PodDeletion] = {}
@@ -117,6 +124,7 @@ class _Planner:
     def set(self, type_: str, status: str, reason: str, message: str = "", event: Optional[str] = None) -> None:
         """Set a condition; emit an Event of type `event` when its status or reason changes."""
         old = self.cond(type_)
+        message = _clip(message)
         self.conditions = set_condition(self.conditions, type_, status, reason, message, self.generation, self.now_s)
         if event and (old is None or old.get("status") != status or old.get("reason") != reason):
             self.events.append(Event(event, reason, message or f"{type_} is {status}"))
@@ -227,8 +235,13 @@ class _Planner:
 
     def _force_stuck(self) -> None:
         for p in self.owned:
-            if p.terminating and p.deletion_timestamp and self.now >= p.deletion_timestamp + FORCE_DELETE_AFTER:
+            if not (p.terminating and p.deletion_timestamp):
+                continue
+            due = p.deletion_timestamp + FORCE_DELETE_AFTER
+            if self.now >= due:
                 self.deletions[p.uid] = PodDeletion(p.name, p.uid, force=True)
+            else:
+                self.after((due - self.now).total_seconds())
 
     def _observe_nodes(self) -> None:
         """Copy what the current pods show into status.nodes."""
@@ -311,6 +324,7 @@ class _Planner:
         self._ensure_shared_children()
         self._synced()
         self._observe_nodes()
+        self._report_created()
         if self._deadline_exceeded():
             return
         self.stop(self.stale)
@@ -329,6 +343,7 @@ class _Planner:
             if self.is_true("Failed"):
                 return
         self._start_missing()
+        self._report_refusals()
         self._evaluate()
 
     def _ensure_shared_children(self) -> None:
@@ -338,6 +353,26 @@ class _Planner:
             cm = build_config_map(self.ref, self.spec)
             if cm is not None:
                 self.creates.append(cm)
+
+    def _refusal(self, obj: dict) -> Optional[str]:
+        """The API server's answer when it refused to create `obj` in the previous pass."""
+        return self.refused.get(f"{obj['kind']}/{obj['metadata']['name']}")
+
+    def _report_created(self) -> None:
+        """Created turns True once the Service and every node's pod exist; pods that appear
+        later (a restart, a replacement, a resume) get a PodsCreated Event. Both follow what
+        was observed, so a creation the API server refused is never reported as done."""
+        fresh = [i for i, p in sorted(self.current.items()) if not self._observed_before(i)]
+        if self.is_true("Created"):
+            if fresh:
+                names = ", ".join(pod_name(self.ref.name, i) for i in fresh)
+                self.emit("Normal", "PodsCreated", f"created pods {names} (attempt {max(self.nodes[i]['attempt'] for i in fresh)})")
+            return
+        shared = self.service is not None and (self.config_map is not None or self.spec.command is not None)
+        if shared and all(i in self.current or self._known_failure(i) for i in range(self.n)):
+            names = ", ".join(pod_name(self.ref.name, i) for i in sorted(self.current))
+            self.set("Created", "True", "PodsCreated", f"created the headless Service and {len(self.current)} pods")
+            self.emit("Normal", "Created", f"created pods {names}")
 
     def _synced(self) -> None:
         if self.changed:
@@ -450,6 +485,7 @@ class _Planner:
         self.set("Failed", "True", reason, message, event="Warning")
         self._settle_running(reason, message)
         self.completion_time = self.completion_time or self.now_s
+        self.creates = [o for o in self.creates if o["kind"] != "Pod"]
         self.stop([p for p in self.owned if not p.finished])
         for i, p in self.current.items():
             if not p.finished:
@@ -461,6 +497,8 @@ class _Planner:
         if self.elastic is None and (self.stale or any(p.terminating for p in self.current.values())):
             # A gang starts together: the old pods must be gone first.
             self.after(WAIT_POLL_SECONDS)
+            for i in missing:
+                self.nodes[i]["reason"] = "WaitingForOldPods"
             return
         if blocked:
             self.after(WAIT_POLL_SECONDS)
@@ -469,17 +507,25 @@ class _Planner:
         create = [i for i in missing if i not in blocked]
         if not create:
             return
-        first_time = not self.is_true("Created")
-        for i in create:
-            self.creates.append(build_pod(self.ref, self.spec, i, self.nodes[i]["attempt"], self.settings))
-            self.nodes[i]["reason"] = "Creating"
+        # The start counts from the first attempt to create, refused or not, so the startup
+        # timeout also ends a job whose pods the API server keeps refusing.
         self.start_time = self.start_time or self.now_s
-        names = ", ".join(pod_name(self.ref.name, i) for i in create)
-        if first_time:
-            self.set("Created", "True", "PodsCreated", f"created the headless Service and {len(create)} pods")
-            self.emit("Normal", "Created", f"created pods {names}")
-        else:
-            self.emit("Normal", "PodsCreated", f"created pods {names}")
+        for i in create:
+            pod = build_pod(self.ref, self.spec, i, self.nodes[i]["attempt"], self.settings)
+            self.creates.append(pod)
+            refusal = self._refusal(pod)
+            self.nodes[i]["reason"] = "FailedCreate" if refusal else "Creating"
+            if refusal and (self.old_nodes.get(i) or {}).get("reason") != "FailedCreate":
+                self.emit("Warning", "FailedCreate", f"node {i}: the API server refused to create pod {pod['metadata']['name']}: {refusal}")
+
+    def _report_refusals(self) -> None:
+        """Until the job is Created, refused creations are its Created condition (the Pod ones
+        have their own Warning per node, the Service and ConfigMap get this one)."""
+        refused = [(o, r) for o in self.creates if (r := self._refusal(o))]
+        if refused and not self.is_true("Created"):
+            message = "; ".join(f"{o['kind']} {o['metadata']['name']}: {r}" for o, r in refused)
+            event = "Warning" if any(o["kind"] != "Pod" for o, _ in refused) else None
+            self.set("Created", "False", "FailedCreate", f"the API server refused to create {message}", event=event)
 
     def _evaluate(self) -> None:
         """Running, Succeeded and the startup deadline, from the current pods."""
@@ -515,7 +561,10 @@ class _Planner:
             self.set("Running", "False", "WaitingForNodes", f"fewer than {self.elastic.min_nodes} nodes running: {waiting}", event="Warning")
             self.after(WAIT_POLL_SECONDS)
             return
-        if self.is_true("Created") or self.creates:
+        if any(self._refusal(o) for o in self.creates):
+            self.set("Running", "False", "FailedCreate", waiting)
+            self._startup_deadline(waiting)
+        elif self.is_true("Created") or self.creates or self.current:
             if not self.is_true("Restarting"):
                 self.set("Running", "False", "PodsPending", waiting)
             self._startup_deadline(waiting)
@@ -527,13 +576,18 @@ class _Planner:
         return f"{len(done)} of {self.n} nodes exited 0 (elastic, at least {self.elastic.min_nodes} needed)"
 
     def _waiting_message(self) -> str:
-        parts = []
+        """Each waiting node and why; nodes waiting for the same reason share one entry."""
+        waiting: dict[str, list[int]] = {}
         for i in range(self.n):
             p = self.current.get(i)
             if p is None or not p.started:
                 reason = (p.reason if p else None) or self.nodes[i].get("reason") or "Pending"
                 detail = f": {p.detail}" if p is not None and p.detail else ""
-                parts.append(f"node {i}: {reason}{detail}")
+                refusal = self.refused.get(f"Pod/{pod_name(self.ref.name, i)}") if p is None else None
+                if refusal:
+                    detail = f": {refusal}"
+                waiting.setdefault(f"{reason}{detail}", []).append(i)
+        parts = [f"{_node_list(ranks)}: {why}" for why, ranks in waiting.items()]
         return "; ".join(parts) or "waiting for the pods to start"
 
     def _startup_deadline(self, waiting: str) -> None:
@@ -584,3 +638,23 @@ class _Planner:
 
 def _order(f: Failure) -> tuple:
     return (f.at, f.rank)
+
+
+def _node_list(ranks: list[int]) -> str:
+    """`node 3`, or `nodes 0-2, 5` for several (sorted ranks)."""
+    if len(ranks) == 1:
+        return f"node {ranks[0]}"
+    spans: list[list[int]] = []
+    for r in ranks:
+        if spans and r == spans[-1][1] + 1:
+            spans[-1][1] = r
+        else:
+            spans.append([r, r])
+    return "nodes " + ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _clip(message: str) -> str:
+    """Condition messages stay well inside the API's 32 KiB (many nodes, long server answers)."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return message[: MAX_MESSAGE - 40] + f"... ({len(message) - MAX_MESSAGE + 40} more characters)"

@@ -1,8 +1,9 @@
 """What one reconcile pass of an FSDPJob decides: the result of `lifecycle.plan`.
 
 A handler applies a Plan in the order of `steps()`, each step idempotent: the status first (so
-that a restart is counted before any pod goes), then pod deletions, then creations, then
-Events, then the job's own deletion. Killed at any step, the handler just plans again.
+that a restart is counted before any pod goes), then the Events that tell of it (before any
+slower step that could fail and leave a transition untold), then pod deletions, then
+creations, then the job's own deletion. Killed at any step, the handler just plans again.
 """
 
 from __future__ import annotations
@@ -54,12 +55,12 @@ class Plan:
         """(action, payload) in the order a handler must apply them."""
         if self.status_patch is not None:
             yield "patch_status", self.status_patch
+        for event in self.events:
+            yield "event", event
         for deletion in self.delete_pods:
             yield "delete_pod", deletion
         for obj in self.create:
             yield "create", obj
-        for event in self.events:
-            yield "event", event
         if self.delete_job:
             yield "delete_job", None
 

@@ -7,8 +7,6 @@ through the `Services` they are registered with (no globals, so tests build thei
 
 from __future__ import annotations
 
-from typing import Any
-
 import kopf
 
 from pinery.services import Services
@@ -21,10 +19,3 @@ def register_all(registry: kopf.OperatorRegistry, services: Services) -> kopf.Op
         module.register(registry, services)
     return registry
 
-
-def condition_changes(old: list[dict] | None, new: list[dict]) -> bool:
-    """Whether a status rewrite changes any condition's status or reason (worth an Event)."""
-    def key(conds: Any) -> set:
-        return {(c.get("type"), c.get("status"), c.get("reason")) for c in conds or []}
-
-    return key(old) != key(new)

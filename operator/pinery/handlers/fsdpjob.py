@@ -54,24 +54,19 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     @kopf.daemon(*resource, registry=registry, cancellation_timeout=5.0)
     async def fsdpjob_daemon(namespace, name, stopped, logger, **_):
         wake = wakeups.event(namespace, name)
-        failures = 0
+        job = JobLoop(namespace, name, services, logger)
         try:
             while not stopped:
                 wake.clear()
-                try:
-                    delay = await reconcile(namespace, name, services, logger)
-                    failures = 0
-                except KubeError as exc:
-                    failures += 1
-                    delay = backoff(failures, cap=60)
-                    logger.warning("reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", namespace, name, exc, delay)
-                    services.metrics.reconciled("FSDPJob", "error")
+                delay = await job.step()
                 if delay is None:
                     return
+                sleeps = [asyncio.ensure_future(wake.wait()), asyncio.ensure_future(stopped.wait())]
                 try:
-                    await asyncio.wait_for(wake.wait(), timeout=delay)
-                except asyncio.TimeoutError:
-                    pass
+                    await asyncio.wait(sleeps, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for task in sleeps:
+                        task.cancel()
         finally:
             wakeups.forget(namespace, name)
             services.metrics.forget_job(namespace, name)
@@ -85,49 +80,103 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
         wakeups.wake(namespace, labels[LABEL_JOB])
 
 
-async def reconcile(namespace: str, name: str, services: Services, logger: logging.Logger) -> float | None:
-    """One pass; returns seconds until the next pass, or None when the job is gone."""
-    kube = services.kube
-    job = await kube.get("FSDPJob", namespace, name)
-    if job is None or job["metadata"].get("deletionTimestamp"):
-        return None  # the children go with it (ownerReferences)
-    pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
-    service = await kube.get("Service", namespace, service_name(name))
-    config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
-    now = datetime.now(timezone.utc)
-    result = plan_job(job, pods, now, service=service, config_map=config_map, settings=services.settings)
-    await apply(result, job, services, logger)
-    services.metrics.reconciled("FSDPJob", "idle" if result.idle else "changed")
-    services.metrics.job_phase(namespace, name, result.status.get("phase"))
-    if result.delete_job:
-        return None
-    await update_progress(job, result, services)
-    return result.requeue_after if result.requeue_after is not None else IDLE_SECONDS
+def refused(exc: KubeError) -> bool:
+    """The API server will not create this as it is (quota, admission, validation): retrying
+    at once changes nothing, and the user must hear of it. 409 and 429 are not refusals."""
+    return 400 <= exc.status < 500 and exc.status not in (409, 429)
 
 
-async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger) -> None:
+class JobLoop:
+    """The state one job's daemon keeps between passes: errors, for backoff and reporting."""
+
+    def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger):
+        self.namespace, self.name = namespace, name
+        self.services, self.logger = services, logger
+        self.failures = 0
+        # Creations the API server refused in the last pass: `Kind/name` -> its message.
+        self.refused: dict[str, str] = {}
+        self.refusals = 0
+
+    async def step(self) -> float | None:
+        """One pass; seconds until the next, or None when the job is gone."""
+        try:
+            delay = await self.reconcile()
+            self.failures = 0
+        except Exception as exc:  # an API error, the API server unreachable, or a bug: try again later
+            self.failures += 1
+            delay = backoff(self.failures, cap=60)
+            self.logger.warning(
+                "reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", self.namespace, self.name, exc, delay,
+                exc_info=not isinstance(exc, KubeError),
+            )
+            self.services.metrics.reconciled("FSDPJob", "error")
+            return delay
+        if delay is None:
+            return None
+        if self.refused:
+            self.refusals += 1
+            return min(delay, backoff(self.refusals - 1, base=1.0, cap=60))
+        self.refusals = 0
+        return delay
+
+    async def reconcile(self) -> float | None:
+        kube, namespace, name = self.services.kube, self.namespace, self.name
+        job = await kube.get("FSDPJob", namespace, name)
+        if job is None or job["metadata"].get("deletionTimestamp"):
+            return None  # the children go with it (ownerReferences)
+        pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
+        service = await kube.get("Service", namespace, service_name(name))
+        config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
+        result = plan_job(
+            job, pods, datetime.now(timezone.utc),
+            service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
+        )
+        self.refused = await apply(result, job, self.services, self.logger)
+        self.services.metrics.reconciled("FSDPJob", "idle" if result.idle else "changed")
+        self.services.metrics.job_phase(namespace, name, result.status.get("phase"))
+        if result.delete_job:
+            return None
+        await update_progress(job, result, self.services)
+        return result.requeue_after if result.requeue_after is not None else IDLE_SECONDS
+
+
+async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger) -> dict[str, str]:
+    """Apply the plan's steps in order; return the creations the API server refused."""
     kube = services.kube
     namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
+    refusals: dict[str, str] = {}
     for action, payload in result.steps():
         if action == "patch_status":
             await kube.merge_patch("FSDPJob", namespace, name, {"status": payload}, subresource="status")
-            if payload.get("restarts") and payload["restarts"] > (job.get("status") or {}).get("restarts", 0):
-                services.metrics.fsdpjob_restarts.labels(namespace).inc()
+            added = (payload.get("restarts") or 0) - ((job.get("status") or {}).get("restarts") or 0)
+            if added > 0:
+                services.metrics.fsdpjob_restarts.labels(namespace).inc(added)
         elif action == "delete_pod":
             await kube.delete("Pod", namespace, payload.name, uid=payload.uid, grace_seconds=0 if payload.force else None)
         elif action == "create":
-            await kube.create(payload)
+            try:
+                await kube.create(payload)
+            except KubeError as exc:
+                if not refused(exc):
+                    raise
+                key = f"{payload['kind']}/{payload['metadata']['name']}"
+                refusals[key] = exc.message
+                logger.warning("FSDPJob %s/%s: the API server refused to create %s: %s", namespace, name, key, exc)
         elif action == "event":
             kopf.event(job, type=payload.type, reason=payload.reason, message=payload.message)
         elif action == "delete_job":
             logger.info("deleting FSDPJob %s/%s: ttlSecondsAfterFinished has passed", namespace, name)
             await kube.delete("FSDPJob", namespace, name, propagation="Background")
+    return refusals
 
 
 async def update_progress(job: dict, result: Plan, services: Services) -> None:
     """Read rank 0's log tail and publish the trainer's progress (pods need no API access)."""
-    if result.status.get("phase") not in ("Running", "Succeeded", "Restarting"):
+    phase = result.status.get("phase")
+    if phase not in ("Running", "Succeeded", "Restarting"):
         return
+    if phase == "Succeeded" and (job.get("status") or {}).get("phase") == "Succeeded":
+        return  # the last lines were read when the job succeeded
     namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
     try:
         text = await services.kube.pod_log(

@@ -1,109 +1,259 @@
-"""VectorIndex handlers: create, update, resume and resync reconcile; delete releases the index."""
+"""VectorIndex handlers: one daemon per object runs the reconcile loop; the finalizer releases
+the index.
+
+A pass reads the object fresh from the API, compares the spec with the immutable fields its
+index was accepted with, reads the API key, looks at the index (a describe, or during a resync
+sweep the listing shared by every object of the key), asks `pinery.vectorindex.reconcile.decide`
+what to do, does it, and writes status and Events. The daemon then sleeps: a short readiness
+poll while Pinecone works, a backoff after a failure, else until the next fleet-wide sweep. A
+new generation of the spec wakes it at once.
+
+Waiting is a sleep in the daemon, not a handler failure: Kopf's TemporaryError retries would log
+every readiness poll as an error, post it as an Event and rewrite progress annotations each time.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
+import random
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import kopf
 from pydantic import ValidationError
 
 from pinery.api.base import GROUP, VERSION
-from pinery.api.conditions import set_condition
+from pinery.api.conditions import get_condition
 from pinery.api.vectorindex import VectorIndexSpec
+from pinery.kube import KubeError
 from pinery.pinecone_gateway import PineconeCallError
 from pinery.services import Services
 from pinery.settings import OperatorSettings
-from pinery.vectorindex.errors import backoff, classify
-from pinery.vectorindex.reconcile import Identity, Step, decide, decide_deletion
-from pinery.vectorindex.status import READY, SYNCED, phase
+from pinery.vectorindex import accepted
+from pinery.vectorindex.errors import classify
+from pinery.vectorindex.reconcile import Cond, Event, Identity, Step, decide, decide_deletion, pass_events, refuse_immutable_change
+from pinery.vectorindex.schedule import current_sweep, next_sweep
+from pinery.vectorindex.status import READY, next_status, status_changes
 
+KIND = "VectorIndex"
 PLURAL = "vectorindexes"
 # The finalizer gives up on Pinecone after this many failed attempts (about an hour with the
-# capped backoff) and releases the object with a Warning naming the index left behind, so that
-# a GitOps prune never hangs forever.
+# default backoff; a few for failures that need a person) and releases the object with a
+# Warning naming the index left behind, so that a GitOps prune never hangs forever.
 MAX_DELETE_ATTEMPTS = 20
+MAX_DELETE_ATTEMPTS_TERMINAL = 3
+# A daemon in the middle of a Pinecone call gets this long to finish it when stopped.
+STOP_GRACE_SECONDS = 30.0
+
+log = logging.getLogger("pinery.vectorindex")
+
+
+@dataclass
+class Memory:
+    """What one object's daemon keeps between passes."""
+
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    generation: int | None = None  # the generation the last pass acted on
+    polls: int = 0  # consecutive readiness polls
+    failures: int = 0  # consecutive failed passes
+    sweep: int | None = None  # the resync sweep the next pass belongs to
+    first: bool = True
+    not_before: float = 0.0  # monotonic time before which Pinecone asked not to be called (Retry-After)
+
+
+@dataclass(frozen=True)
+class Next:
+    delay: float
+    sweep: int | None = None
 
 
 def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     resource = (GROUP, VERSION, PLURAL)
-    resync = services.settings.resync_seconds
-    timed = services.metrics.timed
+    memories: dict[tuple[str, str], Memory] = {}
+    one_pass = services.metrics.timed(KIND, "reconcile")(reconcile)
 
-    @kopf.on.create(*resource, registry=registry)
-    @kopf.on.update(*resource, registry=registry, field="spec")
-    @kopf.on.resume(*resource, registry=registry)
-    @timed("VectorIndex", "reconcile")
-    async def vectorindex_reconcile(body, spec, meta, status, patch, retry, logger, **_):
-        await reconcile(body, spec, meta, status, patch, retry, services, logger, from_listing=False)
+    @kopf.daemon(*resource, id="vectorindex_daemon", registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
+    async def vectorindex_daemon(namespace, name, meta, stopped, **_):
+        memory = memories[(namespace, name)] = Memory(generation=meta.get("generation"))
+        try:
+            while not stopped:
+                hold = memory.not_before - time.monotonic()
+                if hold > 0:  # woken early, but Pinecone's Retry-After still holds
+                    await _sleep(asyncio.Event(), stopped, hold)
+                    continue
+                memory.wake.clear()
+                try:
+                    upcoming = await one_pass(namespace, name, services, memory)
+                except Exception as exc:  # never a crash loop: log, back off, look again
+                    memory.failures += 1
+                    upcoming = Next(_jitter(services.vectorindex_timing.retry(memory.failures - 1)))
+                    log.warning("VectorIndex %s/%s: reconcile failed (%s); retrying in %.1fs", namespace, name, exc, upcoming.delay)
+                    services.metrics.reconciled(KIND, "error")
+                if upcoming is None:
+                    return
+                woken = await _sleep(memory.wake, stopped, upcoming.delay)
+                memory.sweep = None if woken else upcoming.sweep
+        finally:
+            memory.done.set()
+            if memories.get((namespace, name)) is memory:
+                del memories[(namespace, name)]
+                services.metrics.forget_index(namespace, name)  # gone, or another replica's now
 
-    @kopf.timer(*resource, registry=registry, interval=resync, initial_delay=resync, idle=resync / 2)
-    @timed("VectorIndex", "resync")
-    async def vectorindex_resync(body, spec, meta, status, patch, logger, **_):
-        await reconcile(body, spec, meta, status, patch, 0, services, logger, from_listing=True)
+    @kopf.on.event(*resource, id="vectorindex_event", registry=registry)
+    async def vectorindex_event(namespace, name, meta, **_):
+        memory = memories.get((namespace, name))
+        # A new spec wakes the daemon; its own status writes (same generation) do not.
+        if memory is not None and meta.get("generation") != memory.generation:
+            log.debug("VectorIndex %s/%s: generation %s seen; waking its daemon", namespace, name, meta.get("generation"))
+            memory.generation = meta.get("generation")  # once per generation, however many events
+            memory.wake.set()
 
-    @kopf.on.delete(*resource, registry=registry)
-    @timed("VectorIndex", "delete")
-    async def vectorindex_delete(body, spec, meta, status, patch, retry, logger, **_):
-        await release(body, spec, meta, status, patch, retry, services, logger)
+    @kopf.on.delete(*resource, id="vectorindex_delete", registry=registry)
+    @services.metrics.timed(KIND, "delete")
+    async def vectorindex_delete(body, namespace, name, **_):
+        memory = memories.get((namespace, name))
+        if memory is not None:  # let a pass in flight finish before looking at Pinecone
+            try:
+                await asyncio.wait_for(memory.done.wait(), STOP_GRACE_SECONDS)
+            except asyncio.TimeoutError:
+                pass
+        await release(dict(body), services)
+
+
+async def _sleep(wake: asyncio.Event, stopped: Any, delay: float) -> bool:
+    """Sleep up to `delay` seconds, less when woken or stopped; True when woken."""
+    waiters = [asyncio.ensure_future(wake.wait()), asyncio.ensure_future(stopped.wait())]
+    try:
+        await asyncio.wait(waiters, timeout=max(0.0, delay), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+    return wake.is_set()
+
+
+def _jitter(delay: float) -> float:
+    """Up to 10% more, so that objects failing together do not retry together."""
+    return delay * random.uniform(1.0, 1.1)
 
 
 # --- reconcile --------------------------------------------------------------------------
 
-async def reconcile(body, spec, meta, status, patch, retry: int, services: Services, logger: logging.Logger, *, from_listing: bool) -> None:
+async def reconcile(namespace: str, name: str, services: Services, memory: Memory) -> Next | None:
+    """One pass; returns when to look again, or None when the object is gone or going."""
+    obj = await services.kube.get(KIND, namespace, name)
+    if obj is None or obj["metadata"].get("deletionTimestamp"):
+        return None
+    meta, old = obj["metadata"], obj.get("status") or {}
     generation = meta.get("generation")
-    conditions = list(status.get("conditions") or [])
+    memory.generation = generation
+    sweep, memory.sweep = memory.sweep, None
+    settings, timing = services.settings, services.vectorindex_timing
+    if memory.first and old.get("observedGeneration") == generation and old.get("phase") == "Ready":
+        sweep = current_sweep(time.time(), settings.resync_seconds)  # a restart: settled objects share a listing
+    memory.first = False
+    log.debug("VectorIndex %s/%s: pass at generation %s%s", namespace, name, generation, f" (sweep {sweep})" if sweep is not None else "")
+
+    def until_sweep() -> Next:
+        number, at = next_sweep(time.time(), settings.resync_seconds, f"{namespace}/{name}", timing.sweep_spread)
+        return Next(max(0.0, at - time.time()), sweep=number)
 
     try:
-        parsed = VectorIndexSpec.model_validate(dict(spec))
+        spec = VectorIndexSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        _write(patch, body, conditions, generation, ("False", "InvalidSpec", _first_error(exc)), ("False", "InvalidSpec", _first_error(exc)))
-        return
+        invalid = ("False", "InvalidSpec", _first_error(exc))
+        await _report(obj, services, invalid, invalid)
+        services.metrics.reconciled(KIND, "invalid")
+        return until_sweep()
+    index_name = spec.index_name_for(name)
 
-    api_key = await _api_key(parsed, meta["namespace"], services)
+    changed = accepted.changed_fields(meta.get("annotations"), spec, index_name)
+    if changed:  # caught before any Pinecone call
+        step = refuse_immutable_change(old.get("indexName") or index_name, changed)
+        await _report(obj, services, step.ready, step.synced)
+        services.metrics.reconciled(KIND, "refuse")
+        return until_sweep()
+
+    api_key = await _api_key(spec, namespace, services)
     if api_key is None:
-        ref = _secret_ref(parsed, meta["namespace"], services.settings)
-        msg = f"Secret {ref[0]}/{ref[1]} with key {ref[2]!r} holding the Pinecone API key was not found"
-        _write(patch, body, conditions, generation, ("False", "SecretNotFound", msg), ("False", "SecretNotFound", msg))
-        raise kopf.TemporaryError(msg, delay=backoff(retry, cap=60))
+        ns, secret, key = _secret_ref(spec, namespace, settings)
+        missing = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
+        await _report(obj, services, missing, missing)
+        services.metrics.reconciled(KIND, "error")
+        memory.failures += 1
+        return Next(_jitter(timing.secret_retry(memory.failures - 1)))
 
-    who = Identity(services.settings.cluster_name, meta["namespace"], meta["name"])
-    name = parsed.index_name_for(meta["name"])
-    gateway = services.pinecone
+    who = Identity(settings.cluster_name, namespace, name)
     try:
-        if from_listing:
-            index = await gateway.describe_from_listing(api_key, name, max_age=services.settings.resync_seconds / 2)
-            if index is None:  # a listing can be stale: confirm before recreating anything
-                index = await gateway.describe(api_key, name)
-        else:
-            index = await gateway.describe(api_key, name)
-        step = decide(parsed, who, index, known_index_name=status.get("indexName"), polls=retry)
-        if step.action == "create":
-            await gateway.create(api_key, step.request)
-        elif step.action == "configure":
-            await gateway.configure(api_key, name, step.request)
+        step = await _look_and_act(services, api_key, spec, who, old.get("indexName"), memory.polls, sweep)
     except PineconeCallError as exc:
-        verdict = classify(exc.failure, retry)
-        logger.warning("%s", verdict.message)
+        verdict = classify(exc.failure, memory.failures, timing)
+        memory.failures += 1
+        if exc.failure.retry_after:
+            memory.not_before = time.monotonic() + exc.failure.retry_after
         cond = ("False", verdict.reason, verdict.message)
-        ready = _current(conditions, READY) if verdict.reason == "PineconeUnavailable" and _is_true(conditions, READY) else cond
-        if _write(patch, body, conditions, generation, ready, cond):
-            kopf.event(body, type="Warning", reason=verdict.reason, message=verdict.message)
-        services.metrics.reconciled("VectorIndex", "error")
-        if not from_listing:  # handlers retry (slowly for terminal reasons); sweeps just report
-            raise kopf.TemporaryError(verdict.message, delay=verdict.delay)
-        return
+        await _report(obj, services, cond if verdict.terminal else _ready_as_before(old, cond), cond)
+        log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
+        services.metrics.reconciled(KIND, "error")
+        return until_sweep() if verdict.delay is None else Next(_jitter(verdict.delay))
 
-    changed = _write(patch, body, conditions, generation, step.ready, step.synced, step=step, index_name=name, parsed=parsed)
-    for event in step.events:
-        if step.action in ("create", "configure") or changed:
-            kopf.event(body, type=event.type, reason=event.reason, message=event.message)
-    if step.ready[0] == "True" and parsed.connection_config_map and step.host:
-        await services.kube.apply(connection_config_map(body, parsed, name, step.host, services.settings.pinecone_host))
-    services.metrics.reconciled("VectorIndex", step.action)
-    services.metrics.index_state(meta["namespace"], meta["name"], step.state)
-    if step.requeue is not None and not from_listing:
-        raise kopf.TemporaryError(step.ready[2], delay=step.requeue)
+    memory.failures = 0
+    memory.polls = memory.polls + 1 if step.action == "wait" else 0
+    managed = step.action != "refuse"
+    await _report(
+        obj, services, step.ready, step.synced, step.events,
+        indexName=index_name if managed else None, type=spec.deployment_type, host=step.host, state=step.state,
+    )
+    if managed and accepted.ANNOTATION not in (meta.get("annotations") or {}):
+        record = {"metadata": {"annotations": {accepted.ANNOTATION: accepted.record(spec, index_name)}}}
+        await services.kube.merge_patch(KIND, namespace, name, record)
+    if step.ready[0] == "True" and spec.connection_config_map and step.host:
+        await services.kube.apply(connection_config_map(obj, spec, index_name, step.host, settings.pinecone_host))
+    services.metrics.reconciled(KIND, step.action)
+    services.metrics.index_state(namespace, name, step.state)
+    return until_sweep() if step.requeue is None else Next(step.requeue)
+
+
+async def _look_and_act(services: Services, api_key: str, spec: VectorIndexSpec, who: Identity,
+                        known: str | None, polls: int, sweep: int | None) -> Step:
+    """Describe the index (or find it in the sweep's listing), decide, and make the call."""
+    gateway, timing = services.pinecone, services.vectorindex_timing
+    name = spec.index_name_for(who.name)
+    if sweep is not None:
+        index = await gateway.describe_in_sweep(api_key, name, sweep)
+    else:
+        index = await gateway.describe(api_key, name)
+    step = decide(spec, who, index, known_index_name=known, polls=polls, timing=timing)
+    if step.action == "create":
+        try:
+            created = await gateway.create(api_key, step.request)
+        except PineconeCallError as exc:
+            if exc.failure.status != 409:
+                raise
+            # A retried request or a concurrent creator got there first: judge what is there.
+            index = await gateway.describe(api_key, name)
+            step = decide(spec, who, index, known_index_name=known, polls=polls, timing=timing)
+            if step.action == "create":
+                raise
+        else:
+            return dataclasses.replace(step, host=created.get("host"), state=(created.get("status") or {}).get("state"))
+    if step.action == "configure":
+        await gateway.configure(api_key, name, step.request)
+    return step
+
+
+async def _report(obj: dict, services: Services, ready: Cond, synced: Cond, step_events: tuple[Event, ...] = (), **facts: Any) -> None:
+    """Write the status when it changed, and post the pass's Events."""
+    meta, old = obj["metadata"], obj.get("status") or {}
+    new = next_status(old, meta.get("generation"), ready, synced, **facts)
+    changes = status_changes(old, new)
+    if changes:
+        await services.kube.merge_patch(KIND, meta["namespace"], meta["name"], {"status": changes}, subresource="status")
+    for event in pass_events(step_events, old.get("conditions"), new["conditions"]):
+        kopf.event(obj, type=event.type, reason=event.reason, message=event.message)
 
 
 def connection_config_map(body: Any, spec: VectorIndexSpec, index_name: str, host: str, controller_host: str) -> dict:
@@ -137,40 +287,70 @@ def _owner_reference(body: Any) -> dict:
 
 # --- delete -----------------------------------------------------------------------------
 
-async def release(body, spec, meta, status, patch, retry: int, services: Services, logger: logging.Logger) -> None:
-    patch.status["phase"] = "Terminating"
+async def release(obj: dict, services: Services) -> None:
+    """The finalizer: delete the index when policy, ownership and protection allow, wait until
+    it is gone, and let the object go. Never raises: every way out is an Event."""
+    meta, old = obj["metadata"], obj.get("status") or {}
+    namespace, name = meta["namespace"], meta["name"]
+    timing = services.vectorindex_timing
+
+    def event(type_: str, reason: str, message: str) -> None:
+        kopf.event(obj, type=type_, reason=reason, message=message)
+
     try:
-        parsed = VectorIndexSpec.model_validate(dict(spec))
+        await services.kube.merge_patch(KIND, namespace, name, {"status": {"phase": "Terminating"}}, subresource="status")
+    except KubeError:
+        pass  # status is for display; the deletion goes on
+    try:
+        spec = VectorIndexSpec.model_validate(obj.get("spec") or {})
     except ValidationError:
-        kopf.event(body, type="Warning", reason="InvalidSpec", message="the spec is invalid; no Pinecone index was touched")
+        event("Warning", "InvalidSpec", "the spec is invalid, so no Pinecone index was touched")
         return
-    name = parsed.index_name_for(meta["name"])
-    api_key = await _api_key(parsed, meta["namespace"], services)
-    if api_key is None:
-        if retry < MAX_DELETE_ATTEMPTS // 2:
-            raise kopf.TemporaryError("waiting for the Pinecone API key Secret to delete the index", delay=backoff(retry, cap=60))
-        kopf.event(body, type="Warning", reason="IndexLeft", message=f"the API key Secret is gone, so index {name} could not be deleted and was left in Pinecone")
-        return
-    who = Identity(services.settings.cluster_name, meta["namespace"], meta["name"])
-    try:
-        index = await services.pinecone.describe(api_key, name)
-        step = decide_deletion(parsed, who, index, polls=retry)
-        if step.action == "delete":
-            await services.pinecone.delete(api_key, name)
-    except PineconeCallError as exc:
-        verdict = classify(exc.failure, retry)
-        if exc.failure.status == 403:  # protection switched on in between: never force it
-            kopf.event(body, type="Warning", reason="DeletionProtected", message=f"index {name} could not be deleted ({verdict.message}); it was left in Pinecone")
-            return
-        if retry < MAX_DELETE_ATTEMPTS:
-            raise kopf.TemporaryError(verdict.message, delay=verdict.delay)
-        kopf.event(body, type="Warning", reason="IndexLeft", message=f"giving up on deleting index {name} after {retry} attempts ({verdict.message}); it was left in Pinecone")
-        return
-    if step.event is not None and (step.action != "delete" or retry == 0):
-        kopf.event(body, type=step.event.type, reason=step.event.reason, message=step.event.message)
-    if step.action in ("delete", "wait"):
-        raise kopf.TemporaryError(f"waiting for index {name} to be deleted", delay=step.requeue or 2)
-    services.metrics.forget_index(meta["namespace"], meta["name"])
+    # The index this object manages, even if its spec was changed where the CRD did not stop it.
+    index_name = old.get("indexName") or spec.index_name_for(name)
+    who = Identity(services.settings.cluster_name, namespace, name)
+    attempts = polls = 0
+    announced = False
+    while True:
+        api_key = await _api_key(spec, namespace, services)
+        if api_key is None:
+            ns, secret, _ = _secret_ref(spec, namespace, services.settings)
+            if not old.get("indexName"):
+                event("Normal", "Released", f"the API key Secret {ns}/{secret} is missing and no index was created for this object")
+                break
+            attempts += 1
+            if attempts >= MAX_DELETE_ATTEMPTS // 2:
+                event("Warning", "IndexLeft", f"the API key Secret {ns}/{secret} is missing, so index {index_name} could not be deleted and was left in Pinecone")
+                break
+            await asyncio.sleep(_jitter(timing.secret_retry(attempts - 1)))
+            continue
+        try:
+            index = await services.pinecone.describe(api_key, index_name)
+            step = decide_deletion(spec, who, index, polls=polls, timing=timing, index_name=index_name)
+            if step.action == "delete":
+                await services.pinecone.delete(api_key, index_name)
+        except PineconeCallError as exc:
+            verdict = classify(exc.failure, attempts, timing)
+            attempts += 1
+            if exc.failure.operation == "delete_index" and verdict.reason == "Forbidden":
+                # protection switched on since the describe: never force it
+                event("Warning", "DeletionProtected", f"index {index_name} could not be deleted ({verdict.message}); it was left in Pinecone")
+                break
+            limit = MAX_DELETE_ATTEMPTS_TERMINAL if verdict.terminal else MAX_DELETE_ATTEMPTS
+            if attempts >= limit:
+                event("Warning", "IndexLeft", f"giving up on deleting index {index_name} after {attempts} attempts ({verdict.message}); it was left in Pinecone")
+                break
+            log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
+            await asyncio.sleep(_jitter(verdict.delay if verdict.delay is not None else timing.retry(attempts - 1)))
+            continue
+        if step.event is not None and not (step.action == "delete" and announced):
+            event(step.event.type, step.event.reason, step.event.message)
+        announced = announced or step.action == "delete"
+        if step.action == "release":
+            break
+        polls += 1
+        await asyncio.sleep(step.requeue or timing.poll(polls))
+    services.metrics.forget_index(namespace, name)
 
 
 # --- helpers ----------------------------------------------------------------------------
@@ -183,42 +363,20 @@ def _secret_ref(spec: VectorIndexSpec, namespace: str, settings: OperatorSetting
 
 async def _api_key(spec: VectorIndexSpec, namespace: str, services: Services) -> str | None:
     ns, name, key = _secret_ref(spec, namespace, services.settings)
-    return await services.kube.secret_value(ns, name, key)
+    return await services.kube.secret_value(ns, name, key) or None
 
 
-def _write(patch, body, conditions: list[dict], generation: int | None, ready: tuple, synced: tuple,
-           *, step: Step | None = None, index_name: str | None = None, parsed: VectorIndexSpec | None = None) -> bool:
-    """Put conditions, phase and index facts into the status patch; True when a condition changed."""
-    from pinery.handlers import condition_changes
-
-    new = set_condition(conditions, READY, *ready, generation=generation)
-    new = set_condition(new, SYNCED, *synced, generation=generation)
-    patch.status["conditions"] = new
-    patch.status["phase"] = phase(new)
-    patch.status["observedGeneration"] = generation
-    if step is not None:
-        if step.action in ("create", "configure", "none", "wait") and index_name:
-            patch.status["indexName"] = index_name
-        if parsed is not None:
-            patch.status["type"] = parsed.deployment_type
-        if step.host:
-            patch.status["host"] = step.host
-        if step.state:
-            patch.status["state"] = step.state
-    return condition_changes(conditions, new)
-
-
-def _current(conditions: list[dict], type_: str) -> tuple:
-    for cond in conditions:
-        if cond.get("type") == type_:
-            return (cond["status"], cond["reason"], cond.get("message", ""))
-    return ("Unknown", "Pending", "")
-
-
-def _is_true(conditions: list[dict], type_: str) -> bool:
-    return _current(conditions, type_)[0] == "True"
+def _ready_as_before(status: dict, cond: Cond) -> Cond:
+    """Ready after a failure the operator retries by itself: a Pinecone hiccup is no evidence
+    that a serving index stopped serving, so a True Ready stays. (Failures that need a person
+    turn Ready False: a deployment waiting on Ready must not pass with a change refused.)"""
+    ready = get_condition(status.get("conditions"), READY) or {}
+    if ready.get("status") == "True":
+        return (ready["status"], ready["reason"], ready.get("message", ""))
+    return cond
 
 
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
-    return f"spec.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+    where = ".".join(str(p) for p in err["loc"])
+    return f"spec{'.' + where if where else ''}: {err['msg']}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import fcntl
 import json
 import os
 import secrets
@@ -25,6 +26,7 @@ from typing import Callable
 from pinery.api import RESOURCES
 from pinery.crds import build_crd
 from pinery.local.kubeclient import ApiError, KubeClient
+from pinery.local.podrunner import processes
 
 OPERATOR_NAMESPACE = "pinery-system"
 SECRET_NAME = "pinecone-api-key"
@@ -69,6 +71,57 @@ class LocalState:
         tmp.replace(state_dir / "local.json")
 
 
+class AlreadyRunning(RuntimeError):
+    """Another local mode holds the state directory."""
+
+    def __init__(self, state_dir: Path, pid: int):
+        super().__init__(f"local mode is already running on {state_dir} (pid {pid}); "
+                         f"`pinery local down --state-dir {state_dir}` stops it")
+        self.pid = pid
+
+
+class StateLock:
+    """An exclusive lock on a state directory, held while local mode runs on it. The kernel
+    drops it when its holder dies, so a crash never leaves a stale lock behind."""
+
+    def __init__(self, state_dir: Path):
+        self.path = Path(state_dir) / "lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+        return True
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def holder(self) -> int | None:
+        """The pid of the process that holds the lock (0 while it is still writing it), or
+        None when nobody does."""
+        if self.acquire():
+            self.release()
+            return None
+        try:
+            return int(self.path.read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+
 class LocalCluster:
     """Start and stop every piece of local mode. Use `start`/`stop` in a running loop, or
     `start_in_thread`/`stop_thread` from synchronous code (tests)."""
@@ -101,6 +154,9 @@ class LocalCluster:
         self._supervisor: asyncio.Task | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.lock = StateLock(self.state_dir)
+        # Marks the operator's process, so that a later start can end one left by a crash.
+        self.operator_marker = f"{self.state_dir}#operator"
 
     @property
     def kubeconfig(self) -> Path:
@@ -113,9 +169,19 @@ class LocalCluster:
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Start every piece; on failure, stop what was started and raise."""
+        if not self.lock.acquire():
+            raise AlreadyRunning(self.state_dir, self.lock.holder() or 0)
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
         from pinery.local.apiserver.server import LocalApiServer
 
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(processes.kill_marked, processes.OWNER_VARIABLE, self.operator_marker)
         self.state.apiserver_port = free_port(self.state.apiserver_port)
         self.apiserver = LocalApiServer(
             self.state_dir / "apiserver", port=self.state.apiserver_port, token=self.state.token,
@@ -137,15 +203,23 @@ class LocalCluster:
                 ready_delay=self.pinecone_ready_delay,
             )
             await self.pinecone.start()
-            await self._apply_secret(OPERATOR_NAMESPACE, SECRET_NAME, {SECRET_KEY: self.state.api_key})
-            self.say(f"pinecone       {self.pinecone.url}  (API key in Secret {OPERATOR_NAMESPACE}/{SECRET_NAME})")
+            # The operator's default Secret, and the same in `default` for manifests that name it
+            # (apiKeySecretRef refers to the VectorIndex's own namespace).
+            for namespace in (OPERATOR_NAMESPACE, "default"):
+                await self._apply_secret(namespace, SECRET_NAME, {SECRET_KEY: self.state.api_key})
+            self.say(f"pinecone       {self.pinecone.url}  (API key in Secret {SECRET_NAME} of {OPERATOR_NAMESPACE} and default)")
 
         if self.with_pod_runner:
             from pinery.local.podrunner.runner import PodRunner
 
-            runner = PodRunner(self.client, self.state_dir / "pods")
+            runner = PodRunner(self.client, self.state_dir / "pods", logs_dir=self.apiserver.logs_dir)
             self._stop_runner = asyncio.Event()
             self._runner_task = asyncio.create_task(runner.run(self._stop_runner))
+            ready = asyncio.create_task(runner.ready.wait())
+            await asyncio.wait([ready, self._runner_task], return_when=asyncio.FIRST_COMPLETED)
+            if not ready.done():
+                ready.cancel()
+                self._runner_task.result()  # raises what stopped the runner
             self.say("pod runner     node pinery-local")
 
         self.state.pid = os.getpid()
@@ -156,21 +230,30 @@ class LocalCluster:
             self.say(f"operator       pid {self.operator.pid}, log {self.state_dir / 'operator.log'}")
 
     async def stop(self) -> None:
+        """Stop everything: the operator first (so that it does not react to pods stopping),
+        then the pods, the emulator and the control plane."""
         if self._supervisor is not None:
             self._supervisor.cancel()
             await asyncio.gather(self._supervisor, return_exceptions=True)
-        self.stop_operator()
+            self._supervisor = None
+        await asyncio.to_thread(self.stop_operator)
         if self._runner_task is not None:
             self._stop_runner.set()
             await asyncio.gather(self._runner_task, return_exceptions=True)
+            self._runner_task = None
         if self.pinecone is not None:
             await self.pinecone.stop()
+            self.pinecone = None
         if self.client is not None:
             await self.client.close()
+            self.client = None
         if self.apiserver is not None:
             await self.apiserver.stop()
-        self.state.pid = 0
-        self.state.save(self.state_dir)
+            self.apiserver = None
+        if self.lock.held:
+            self.state.pid = 0
+            self.state.save(self.state_dir)
+            self.lock.release()
 
     # --- the operator, as its own process ---------------------------------------------------
 
@@ -185,6 +268,7 @@ class LocalCluster:
                 "PINERY_HEALTH_PORT": "0",
                 "PINERY_RESYNC_SECONDS": "60",
                 "PYTHONUNBUFFERED": "1",
+                processes.OWNER_VARIABLE: self.operator_marker,
             }
         )
         env.update(self.operator_env)
@@ -203,14 +287,14 @@ class LocalCluster:
         return self.operator
 
     def stop_operator(self, sig: int = signal.SIGTERM, timeout: float = 15) -> None:
-        if self.operator is None or self.operator.poll() is not None:
-            return
-        self.operator.send_signal(sig)
-        try:
-            self.operator.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.operator.kill()
-            self.operator.wait()
+        if self.operator is not None and self.operator.poll() is None:
+            self.operator.send_signal(sig)
+            try:
+                self.operator.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.operator.kill()
+                self.operator.wait()
+        processes.kill_marked(processes.OWNER_VARIABLE, self.operator_marker)
 
     async def _supervise_operator(self) -> None:
         """Restart the operator if it dies (as a Deployment would)."""
@@ -279,6 +363,7 @@ class LocalCluster:
                 self._loop.run_until_complete(self.start())
             except BaseException as exc:  # report start failures to the caller
                 failure.append(exc)
+                self._loop.close()
                 ready.set()
                 return
             ready.set()
@@ -295,9 +380,11 @@ class LocalCluster:
         return self
 
     def stop_thread(self, timeout: float = 60) -> None:
-        if self._loop is not None and self._thread is not None:
+        if self._loop is not None and self._thread is not None and self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                raise TimeoutError("local mode did not stop in time")
 
     def run_coroutine(self, coro, timeout: float = 60):
         """Run a coroutine on local mode's loop from another thread."""

@@ -88,11 +88,13 @@ class KubeClient:
             await self._session.close()
 
     async def request(self, method: str, path: str, *, body: Any = None, params: dict | None = None,
-                      content_type: str = "application/json", timeout: float = 30) -> Any:
+                      content_type: str = "application/json", timeout: float = 30, accept: str | None = None) -> Any:
         data = json.dumps(body) if body is not None else None
+        headers = self._headers(content_type if data is not None else None)
+        if accept:
+            headers["Accept"] = accept
         async with self.session.request(
-            method, self.server + path, data=data, params=params,
-            headers=self._headers(content_type if data is not None else None),
+            method, self.server + path, data=data, params=params, headers=headers,
             timeout=aiohttp.ClientTimeout(total=timeout),
         ) as response:
             text = await response.text()

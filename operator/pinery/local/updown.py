@@ -8,48 +8,35 @@ import signal
 import time
 from pathlib import Path
 
-from pinery.local.cluster import LocalCluster, LocalState
+from pinery.local.cluster import AlreadyRunning, LocalCluster, StateLock
 
 DEFAULT_STATE_DIR = Path(".pinery")
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _say(line: str) -> None:
+    print(f"  {line}", flush=True)
 
 
 async def up(state_dir: Path, *, pinecone_ready_delay: float = 2.0) -> int:
     """Start local mode and run until Ctrl-C, SIGTERM or `pinery local down`."""
-    previous = LocalState.load(state_dir)
-    if _alive(previous.pid) and previous.pid != os.getpid():
-        print(f"local mode is already running on {state_dir} (pid {previous.pid}); `pinery local down` stops it")
-        return 1
-    cluster = LocalCluster(state_dir, pinecone_ready_delay=pinecone_ready_delay, say=lambda line: print(f"  {line}", flush=True))
-    print(f"pinery local mode, state in {cluster.state_dir}", flush=True)
+    cluster = LocalCluster(state_dir, pinecone_ready_delay=pinecone_ready_delay, say=_say)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    print(f"pinery local mode, state in {cluster.state_dir}", flush=True)
     try:
         await cluster.start()
-    except BaseException:
-        await cluster.stop()
-        raise
+    except AlreadyRunning as exc:
+        print(f"pinery local up: {exc}", flush=True)
+        return 1
+    flag = "" if Path(state_dir) == DEFAULT_STATE_DIR else f" --state-dir {state_dir}"
     print(
         "\nready. In another shell:\n"
         f"  export KUBECONFIG={cluster.kubeconfig}\n"
         "  kubectl apply -f examples/vectorindex-serverless.yaml\n"
         "  kubectl get pinery\n"
-        "Stop with Ctrl-C or `pinery local down"
-        + ("" if state_dir == DEFAULT_STATE_DIR else f" --state-dir {state_dir}")
-        + "`.",
+        f"Stop with Ctrl-C or `pinery local down{flag}`.",
         flush=True,
     )
     await stop.wait()
@@ -61,16 +48,22 @@ async def up(state_dir: Path, *, pinecone_ready_delay: float = 2.0) -> int:
 
 def down(state_dir: Path, timeout: float = 60) -> int:
     """Stop the `pinery local up` running on `state_dir`, and wait until it has."""
-    state = LocalState.load(state_dir)
-    if not _alive(state.pid):
+    lock = StateLock(Path(state_dir).resolve())
+    pid = lock.holder()
+    for _ in range(25):  # a holder that has just started may not have written its pid yet
+        if pid != 0:
+            break
+        time.sleep(0.2)
+        pid = lock.holder()
+    if not pid:
         print(f"local mode is not running on {state_dir}")
         return 0
-    os.kill(state.pid, signal.SIGTERM)
+    os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while _alive(state.pid) and time.monotonic() < deadline:
+    while lock.holder() is not None and time.monotonic() < deadline:
         time.sleep(0.2)
-    if _alive(state.pid):
-        print(f"local mode (pid {state.pid}) did not stop within {timeout:.0f}s")
+    if lock.holder() is not None:
+        print(f"local mode (pid {pid}) did not stop within {timeout:.0f}s")
         return 1
     print("local mode stopped")
     return 0

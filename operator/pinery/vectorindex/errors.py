@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pinery.vectorindex.schedule import DEFAULT_TIMING, Timing, backoff, readiness_delay  # noqa: F401 (re-exported)
+
 
 @dataclass(frozen=True)
 class PineconeFailure:
@@ -24,57 +26,42 @@ class PineconeFailure:
 class Classification:
     reason: str
     message: str
-    # Terminal: nothing changes until the spec, the Secret or the account does (phase Failed).
+    # Terminal: nothing changes until the spec, the Secret or the account does (phase Failed);
+    # the operator looks again at the next resync sweep.
     terminal: bool
-    # Seconds until the next attempt.
-    delay: float
+    # Seconds until the next attempt; None for terminal failures (the next sweep).
+    delay: float | None
 
 
-# Slow retries for problems that need a person, so that a fixed key or raised quota is
-# picked up without an edit of the object.
-SLOW_RETRY = 300.0
-
-
-def classify(failure: PineconeFailure, attempt: int = 0) -> Classification:
+def classify(failure: PineconeFailure, attempt: int = 0, timing: Timing = DEFAULT_TIMING) -> Classification:
     """Map a failure to a condition reason; `attempt` counts consecutive failures (backoff)."""
     status, code = failure.status, (failure.code or "").upper()
     text = failure.message.strip() or f"HTTP {status}"
     what = f"Pinecone {failure.operation} failed"
+
+    def terminal(reason: str, message: str) -> Classification:
+        return Classification(reason, message, True, None)
+
+    def retry(reason: str, message: str) -> Classification:
+        return Classification(reason, message, False, timing.retry(attempt, failure.retry_after))
+
     if status == 401:
-        return Classification("Unauthorized", f"{what}: the API key was rejected ({text})", True, SLOW_RETRY)
+        return terminal("Unauthorized", f"{what}: the API key was rejected ({text}); fix the Secret holding it")
     if status == 402:
-        return Classification("PaymentRequired", f"{what}: the Pinecone account needs attention ({text})", True, SLOW_RETRY)
-    if status == 403 and ("QUOTA" in code or "quota" in text.lower()):
-        return Classification("QuotaExceeded", f"{what}: the project's index quota is used up ({text})", True, SLOW_RETRY)
+        return terminal("PaymentRequired", f"{what}: the Pinecone account needs attention ({text})")
+    if status == 403 and ("QUOTA" in code or "quota" in text.lower() or "max indexes" in text.lower()):
+        return terminal("QuotaExceeded", f"{what}: the project's index quota is used up ({text})")
     if status == 403:
-        return Classification("Forbidden", f"{what}: {text}", True, SLOW_RETRY)
+        return terminal("Forbidden", f"{what}: the API key may not do this ({text})")
     if status in (400, 422) or (status == 404 and failure.operation == "create_index"):
         # On create, 404 means the spec names a cloud region or environment Pinecone lacks.
-        return Classification("InvalidSpec", f"{what}: Pinecone rejected the request: {text}", True, SLOW_RETRY)
+        return terminal("InvalidSpec", f"{what}: Pinecone rejected the request: {text}")
     if status == 412:
-        return Classification("FailedPrecondition", f"{what}: {text}", False, backoff(attempt, failure.retry_after))
+        return retry("FailedPrecondition", f"{what}: {text}")
     if status is None or status == 429 or status >= 500 or status == 408:
         detail = f"HTTP {status}" if status else "no response"
-        return Classification(
-            "PineconeUnavailable",
-            f"{what} ({detail}): {text}; retrying",
-            False,
-            backoff(attempt, failure.retry_after),
-        )
-    return Classification("PineconeError", f"{what} (HTTP {status}): {text}", False, backoff(attempt, failure.retry_after))
-
-
-def backoff(attempt: int, retry_after: float | None = None, base: float = 2.0, cap: float = 300.0) -> float:
-    """Exponential backoff; Retry-After, when Pinecone sends one, is a floor."""
-    delay = min(cap, base * (2 ** max(0, attempt)))
-    if retry_after is not None:
-        delay = max(delay, retry_after)
-    return delay
-
-
-def readiness_delay(polls: int, first: float = 1.0, cap: float = 30.0) -> float:
-    """How long to wait before describing an initializing index again: fast at first, capped."""
-    return min(cap, first * (1.5 ** max(0, polls)))
+        return retry("PineconeUnavailable", f"{what} ({detail}): {text}; retrying")
+    return retry("PineconeError", f"{what} (HTTP {status}): {text}")
 
 
 def redact(text: str, secrets: list[str] | tuple[str, ...]) -> str:

@@ -12,18 +12,13 @@ from typing import Any, Literal
 from pinery.api.vectorindex import VectorIndexSpec
 from pinery.vectorindex.adoption import immutable_differences
 from pinery.vectorindex.desired import configure_changes, create_request
-from pinery.vectorindex.errors import SLOW_RETRY, readiness_delay
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags
+from pinery.vectorindex.schedule import DEFAULT_TIMING, Timing
+from pinery.vectorindex.status import Cond, Event, condition_events
 
 Action = Literal["create", "configure", "wait", "none", "refuse"]
-Cond = tuple[str, str, str]  # (status, reason, message)
 
-
-@dataclass(frozen=True)
-class Event:
-    type: str  # Normal or Warning
-    reason: str
-    message: str
+__all__ = ["Action", "Cond", "Event", "Identity", "Step", "decide", "decide_deletion", "pass_events", "refuse_immutable_change"]
 
 
 @dataclass(frozen=True)
@@ -34,8 +29,9 @@ class Step:
     ready: Cond
     synced: Cond
     request: dict[str, Any] = field(default_factory=dict)
-    # Seconds until the next look; None means the regular resync interval.
+    # Seconds until the next look (a readiness poll); None means the next resync sweep.
     requeue: float | None = None
+    # Events of the action itself, posted once it succeeded (state changes make their own).
     events: tuple[Event, ...] = ()
     host: str | None = None
     state: str | None = None
@@ -63,6 +59,7 @@ def decide(
     *,
     known_index_name: str | None = None,
     polls: int = 0,
+    timing: Timing = DEFAULT_TIMING,
 ) -> Step:
     """The next step for one VectorIndex.
 
@@ -72,23 +69,20 @@ def decide(
     """
     name = spec.index_name_for(who.name)
     if known_index_name and known_index_name != name:
-        msg = (
-            f"indexName changed from {known_index_name!r} to {name!r}; Pinecone cannot rename an "
-            "index. Revert the change, or create a new VectorIndex for the new index"
-        )
-        return _refuse("ImmutableFieldChanged", msg, requeue=None)
+        return refuse_immutable_change(known_index_name, ["indexName"], detail=f"it changed from {known_index_name!r} to {name!r}")
 
     if index is None:
         if known_index_name:
             event = Event("Warning", "Recreating", f"index {name} was deleted outside pinery; creating it again")
         else:
             event = Event("Normal", "Creating", f"creating Pinecone index {name}")
+        creating = ("False", "Creating", f"creating index {name}")
         return Step(
             action="create",
             request=create_request(spec, name, who.tags()),
-            ready=("False", "Creating", f"creating index {name}"),
-            synced=("False", "Creating", f"creating index {name}"),
-            requeue=readiness_delay(0),
+            ready=creating,
+            synced=creating,
+            requeue=timing.poll(0),
             events=(event,),
         )
 
@@ -100,58 +94,75 @@ def decide(
             f"an index named {name} already exists and is not managed {by}; set adoptExisting: true "
             "to take it over, or choose another indexName"
         )
-        return _refuse("NotOwned", msg, requeue=SLOW_RETRY)
+        return _refuse("NotOwned", msg, index)
 
     diffs = immutable_differences(spec, index)
     if diffs:
         reason = "ImmutableFieldChanged" if known_index_name else "SpecMismatch"
         msg = f"index {name} differs from the spec where Pinecone cannot change it in place: " + "; ".join(diffs)
-        return _refuse(reason, msg, requeue=SLOW_RETRY, index=index)
+        return _refuse(reason, msg, index)
 
     status = index.get("status") or {}
     state, ready = status.get("state"), bool(status.get("ready"))
     host = index.get("host")
     if state == "InitializationFailed":
-        msg = f"Pinecone could not initialize index {name}; fix the spec (or delete and recreate the object)"
-        return _refuse("InitializationFailed", msg, requeue=None, index=index)
-    if state == "Terminating":
-        msg = f"index {name} is being deleted outside pinery; it will be created again once it is gone"
-        return Step("wait", ("False", "Creating", msg), ("False", "Creating", msg), requeue=readiness_delay(polls), host=host, state=state)
-    if not ready:
-        verb = "adopting" if not owned else "waiting for"
-        msg = f"{verb} index {name} (Pinecone state {state})"
-        return Step("wait", ("False", "Creating", msg), ("False", "Creating", msg), requeue=readiness_delay(polls), host=host, state=state)
+        msg = (
+            f"Pinecone could not initialize index {name}; delete this object (the failed index goes "
+            "with it) and apply it again, or delete the index in Pinecone to have it created again"
+        )
+        return _refuse("InitializationFailed", msg, index)
+    if state == "Terminating" or not ready:
+        if state == "Terminating":
+            msg = f"index {name} is being deleted outside pinery; it will be created again once it is gone"
+        else:
+            msg = f"{'waiting for' if owned else 'adopting'} index {name} (Pinecone state {state})"
+        waiting = ("False", "Creating", msg)
+        return Step("wait", waiting, waiting, requeue=timing.poll(polls), host=host, state=state)
 
     serving = ("True", "IndexReady", f"index {name} is ready at {host}")
     if state in SCALING_STATES:
         msg = f"Pinecone is applying changes to index {name} (state {state})"
-        return Step("wait", serving, ("False", "Configuring", msg), requeue=readiness_delay(polls), host=host, state=state)
+        return Step("wait", serving, ("False", "Configuring", msg), requeue=timing.poll(polls), host=host, state=state)
 
     changes = configure_changes(spec, index, who.tags())
     if changes:
-        events = [Event("Normal", "Configuring", f"configuring index {name}: {describe_changes(changes, index)}")]
+        what = describe_changes(changes, index)
+        events = [Event("Normal", "Configuring", f"configuring index {name}: {what}")]
         if not owned:
             events.insert(0, Event("Normal", "Adopted", f"adopted existing index {name}"))
-        msg = f"applying {describe_changes(changes, index)}"
-        return Step("configure", serving, ("False", "Configuring", msg), request=changes, requeue=readiness_delay(0), events=tuple(events), host=host, state=state)
+        return Step(
+            "configure", serving, ("False", "Configuring", f"applying {what}"),
+            request=changes, requeue=timing.poll(0), events=tuple(events), host=host, state=state,
+        )
 
-    return Step("none", serving, ("True", "InSync", f"index {name} matches the spec"), requeue=None, host=host, state=state)
+    return Step("none", serving, ("True", "InSync", f"index {name} matches the spec"), host=host, state=state)
 
 
-def _refuse(reason: str, message: str, *, requeue: float | None, index: dict | None = None) -> Step:
-    """A problem only a person can solve: no Pinecone call; Ready reflects whether it serves."""
-    status = (index or {}).get("status") or {}
-    serving = bool(status.get("ready")) and status.get("state") not in ("InitializationFailed", "Terminating")
-    ready = ("True", "IndexReady", "the index serves requests, but " + message) if serving else ("False", reason, message)
-    return Step(
-        "refuse",
-        ready,
-        ("False", reason, message),
-        requeue=requeue,
-        events=(Event("Warning", reason, message),),
-        host=(index or {}).get("host"),
-        state=status.get("state"),
+def refuse_immutable_change(index_name: str, fields: list[str], detail: str = "") -> Step:
+    """A change to fields Pinecone cannot change in place reached the operator (the CRD's
+    rules were bypassed): nothing is sent to Pinecone, and the index keeps its settings."""
+    msg = (
+        f"{', '.join('spec.' + f for f in fields)} cannot change after the index is created"
+        + (f" ({detail})" if detail else "")
+        + f"; index {index_name} keeps its settings. Revert the change, or create a new VectorIndex"
     )
+    return Step("refuse", ("False", "ImmutableFieldChanged", msg), ("False", "ImmutableFieldChanged", msg))
+
+
+def _refuse(reason: str, message: str, index: dict) -> Step:
+    """A problem only a person can solve: no change in Pinecone; looked at again each sweep."""
+    cond = ("False", reason, message)
+    return Step("refuse", cond, cond, host=index.get("host"), state=(index.get("status") or {}).get("state"))
+
+
+def pass_events(step_events: tuple[Event, ...], old_conditions: list[dict] | None, new_conditions: list[dict]) -> list[Event]:
+    """The Events of one pass: those of the action taken, then one per changed condition
+    (skipping a change the action's Event already announced)."""
+    events = list(step_events)
+    for event in condition_events(old_conditions, new_conditions):
+        if not any(e.reason == event.reason for e in events):
+            events.append(event)
+    return events
 
 
 def describe_changes(changes: dict[str, Any], index: dict) -> str:
@@ -179,10 +190,19 @@ class DeletionStep:
     requeue: float | None = None
 
 
-def decide_deletion(spec: VectorIndexSpec, who: Identity, index: dict | None, *, polls: int = 0) -> DeletionStep:
+def decide_deletion(
+    spec: VectorIndexSpec,
+    who: Identity,
+    index: dict | None,
+    *,
+    polls: int = 0,
+    timing: Timing = DEFAULT_TIMING,
+    index_name: str | None = None,
+) -> DeletionStep:
     """What the finalizer does. It never deletes an index that policy, protection or
-    ownership keeps, and it never blocks the object's deletion on those."""
-    name = spec.index_name_for(who.name)
+    ownership keeps, and it never blocks the object's deletion on those. `index_name` is the
+    index the object manages (status.indexName), when known."""
+    name = index_name or spec.index_name_for(who.name)
     if index is None:
         return DeletionStep("release", Event("Normal", "Deleted", f"index {name} is gone"))
     if spec.deletion_policy == "Retain":
@@ -196,5 +216,5 @@ def decide_deletion(spec: VectorIndexSpec, who: Identity, index: dict | None, *,
         )
         return DeletionStep("release", Event("Warning", "DeletionProtected", msg))
     if (index.get("status") or {}).get("state") == "Terminating":
-        return DeletionStep("wait", None, requeue=readiness_delay(polls))
-    return DeletionStep("delete", Event("Normal", "Deleting", f"deleting index {name}"), requeue=readiness_delay(0))
+        return DeletionStep("wait", None, requeue=timing.poll(polls))
+    return DeletionStep("delete", Event("Normal", "Deleting", f"deleting index {name}"), requeue=timing.poll(0))

@@ -1,11 +1,16 @@
-"""VectorIndex conditions and the phase derived from them."""
+"""VectorIndex status: conditions, the phase derived from them, and the Events their changes make."""
 
 from __future__ import annotations
 
-from pinery.api.conditions import get_condition
+from dataclasses import dataclass
+from typing import Any
+
+from pinery.api.conditions import get_condition, set_condition
 
 READY = "Ready"
 SYNCED = "Synced"
+
+Cond = tuple[str, str, str]  # (status, reason, message)
 
 # Reasons that need a person: the phase is Failed until the spec, Secret or account changes.
 TERMINAL_REASONS = frozenset(
@@ -26,6 +31,13 @@ TERMINAL_REASONS = frozenset(
 RETRYING_REASONS = frozenset({"PineconeUnavailable", "FailedPrecondition", "PineconeError"})
 
 
+@dataclass(frozen=True)
+class Event:
+    type: str  # Normal or Warning
+    reason: str
+    message: str
+
+
 def phase(conditions: list[dict] | None, deleting: bool = False) -> str:
     """The display phase of a VectorIndex (see docs/api.md)."""
     if deleting:
@@ -42,3 +54,40 @@ def phase(conditions: list[dict] | None, deleting: bool = False) -> str:
     if ready and ready.get("reason") == "Creating":
         return "Creating"
     return "Pending"
+
+
+def next_status(old: dict | None, generation: int | None, ready: Cond, synced: Cond, **facts: Any) -> dict:
+    """The status after a reconcile pass: both conditions, the phase, observedGeneration, and
+    the index facts given (indexName, type, host, state; None keeps what was there)."""
+    old = old or {}
+    conditions = set_condition(list(old.get("conditions") or []), READY, *ready, generation=generation)
+    conditions = set_condition(conditions, SYNCED, *synced, generation=generation)
+    new = {"conditions": conditions, "phase": phase(conditions), "observedGeneration": generation}
+    for key, value in facts.items():
+        if value is not None:
+            new[key] = value
+    return new
+
+
+def status_changes(old: dict | None, new: dict) -> dict:
+    """The members of `new` that differ from `old` (what a merge patch must carry)."""
+    old = old or {}
+    return {k: v for k, v in new.items() if old.get(k) != v}
+
+
+def condition_events(old: list[dict] | None, new: list[dict]) -> list[Event]:
+    """One Event for each condition whose status or reason changed (the same reason once).
+
+    Failures (terminal or retrying) are Warnings; progress and recovery are Normal.
+    """
+    events: list[Event] = []
+    for type_ in (READY, SYNCED):
+        before, after = get_condition(old, type_), get_condition(new, type_)
+        if after is None or (before and (before.get("status"), before.get("reason")) == (after["status"], after["reason"])):
+            continue
+        reason = after["reason"]
+        if any(e.reason == reason for e in events):
+            continue
+        failing = after["status"] == "False" and reason in TERMINAL_REASONS | RETRYING_REASONS
+        events.append(Event("Warning" if failing else "Normal", reason, after.get("message", "")))
+    return events

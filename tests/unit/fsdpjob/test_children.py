@@ -235,6 +235,13 @@ def test_security_defaults_and_user_overrides():
     assert pod["spec"]["containers"][0]["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
 
 
+def test_pods_get_time_to_checkpoint_after_sigterm():
+    assert build_pod(JOB, spec(), 0, 0, SETTINGS)["spec"]["terminationGracePeriodSeconds"] == 120
+    own = build_pod(JOB, spec(podTemplate={"terminationGracePeriodSeconds": 0}), 1, 0, SETTINGS)
+    assert_valid(own)
+    assert own["spec"]["terminationGracePeriodSeconds"] == 0
+
+
 def test_resources_pass_through():
     pod = build_pod(JOB, spec(resources={"requests": {"cpu": "4", "memory": "16Gi"}, "limits": GPU["limits"]}), 0, 0, SETTINGS)
     assert pod["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 4}, "requests": {"cpu": "4", "memory": "16Gi"}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -50,13 +51,17 @@ def test_first_pass_creates_service_config_and_pods_and_says_pending():
     ]
     assert c.status["phase"] == "Pending" and c.status["restarts"] == 0
     assert c.status["startTime"] == "2026-01-01T12:00:00Z" and c.status["observedGeneration"] == 1
-    assert c.condition("Created")["status"] == "True"
+    # Created follows what exists: nothing is reported before the pods are seen.
+    assert c.condition("Created") == {}
     assert c.condition("Running")["status"] == "False" and c.condition("Running")["reason"] == "PodsPending"
     assert all(c["observedGeneration"] == 1 for c in c.status["conditions"])
     assert [n["attempt"] for n in c.status["nodes"]] == [0, 0, 0]
-    assert reasons(p.events) == ["Created"]
+    assert reasons(p.events) == []
     assert c.attempts() == {0: 0, 1: 0, 2: 0}
     assert p.steps().__next__()[0] == "patch_status"
+    p = c.reconcile()
+    assert c.condition("Created")["status"] == "True" and c.condition("Created")["reason"] == "PodsCreated"
+    assert reasons(p.events) == ["Created"] and p.events[0].message == "created pods train-node-0, train-node-1, train-node-2"
 
 
 def test_a_second_pass_creates_nothing_and_a_third_is_idle():
@@ -106,6 +111,23 @@ def test_waiting_reasons_appear_in_nodes_and_in_the_condition():
     c.reconcile()
     assert [n["reason"] for n in c.status["nodes"]] == ["ImagePullBackOff", "Unschedulable"]
     assert "node 1: Unschedulable: 0/4 nodes are available" in c.condition("Running")["message"]
+
+
+def test_nodes_waiting_for_the_same_reason_share_one_entry_and_long_messages_are_clipped():
+    c = Cluster(job_object({"numNodes": 8}))
+    c.reconcile()
+    for rank in (0, 1, 2, 5):
+        c.set_pod_status(rank, waiting("ImagePullBackOff", "Back-off"))
+    c.run(3)
+    c.reconcile()
+    assert c.condition("Running")["message"] == "nodes 0-2, 5: ImagePullBackOff: Back-off; nodes 4, 6-7: Pending"
+    c = Cluster(job_object({"numNodes": 100}))
+    c.reconcile()
+    for rank in range(100):
+        c.set_pod_status(rank, waiting("ErrImagePull", f"rank {rank}: " + "x" * 100))
+    c.reconcile()
+    message = c.condition("Running")["message"]
+    assert 4000 < len(message) <= 4096 and message.endswith("more characters)")
 
 
 # --- gang restarts -----------------------------------------------------------------------
@@ -286,6 +308,84 @@ def test_pods_stuck_terminating_on_a_lost_node_are_force_deleted():
     p = c.reconcile()
     assert [(d.name, d.force) for d in p.delete_pods] == [("train-node-1", True)]
     assert c.reconcile().create  # the new gang starts
+
+
+def test_the_plan_wakes_when_a_stuck_pod_is_due_for_force_deletion():
+    c = started({"numNodes": 2, "maxRestarts": 1})
+    c.set_pod_status(1, {"phase": "Unknown"})
+    c.reconcile()  # both pods deleted: their deadline is now + 30 s, forced 60 s after that
+    c.tick(88)
+    assert c.plan().requeue_after == pytest.approx(2)
+
+
+# --- creations the API server refuses -----------------------------------------------------
+
+
+def quota(name: str) -> str:
+    return f'pods "{name}" is forbidden: exceeded quota: gpu, requested: nvidia.com/gpu=1, used: nvidia.com/gpu=8, limited: nvidia.com/gpu=8'
+
+
+def refusing(c: Cluster, *names: str, refused: dict | None = None):
+    """One pass in which the API server refuses to create the objects named `names`; returns
+    the plan and what the handler passes to the next pass."""
+    p = plan(
+        copy.deepcopy(c.job), c.pods(), c.now,
+        service=c.objects.get(("Service", c.name)), config_map=c.objects.get(("ConfigMap", "train-trainer")),
+        settings=SETTINGS, refused=refused,
+    )
+    c.apply(p)
+    answers = {}
+    for obj in p.create:
+        name = obj["metadata"]["name"]
+        if name in names:
+            c.objects.pop((obj["kind"], name))
+            answers[f"{obj['kind']}/{name}"] = quota(name) if obj["kind"] == "Pod" else f'services "{name}" is forbidden'
+    return p, answers
+
+
+def test_refused_pod_creation_is_a_warning_a_condition_and_retried():
+    c = Cluster(job_object({"numNodes": 2, "startupTimeoutSeconds": 60}))
+    _, refused = refusing(c, "train-node-1")
+    c.tick(1)
+    p, refused = refusing(c, "train-node-1", refused=refused)
+    # reported in the node, the conditions and one Warning with the API server's answer
+    assert [(e.type, e.reason, e.message) for e in p.events] == [
+        ("Warning", "FailedCreate", f"node 1: the API server refused to create pod train-node-1: {quota('train-node-1')}")
+    ]
+    assert c.status["nodes"][1]["reason"] == "FailedCreate"
+    running = c.condition("Running")
+    assert running["reason"] == "FailedCreate" and f"node 1: FailedCreate: {quota('train-node-1')}" in running["message"]
+    assert c.condition("Created")["status"] == "False" and c.condition("Created")["reason"] == "FailedCreate"
+    assert [o["metadata"]["name"] for o in p.create] == ["train-node-1"]  # tried again
+    p, refused = refusing(c, "train-node-1", refused=refused)
+    assert p.events == ()  # still refused: no second Warning
+    # accepted at last: the job is Created, and its pods pend as usual
+    refusing(c, refused=refused)
+    c.reconcile()
+    assert c.condition("Created")["status"] == "True" and c.condition("Running")["reason"] == "PodsPending"
+    assert c.status["nodes"][1]["phase"] == "Pending"
+
+
+def test_startup_timeout_counts_from_the_first_refused_creation():
+    c = Cluster(job_object({"numNodes": 1, "startupTimeoutSeconds": 30}))
+    _, refused = refusing(c, "train-node-0")
+    assert c.status["startTime"] == "2026-01-01T12:00:00Z"
+    for _ in range(3):
+        c.tick(10)
+        p, refused = refusing(c, "train-node-0", refused=refused)
+    failed = c.condition("Failed")
+    assert failed["reason"] == "StartupTimeout" and quota("train-node-0") in failed["message"]
+    assert c.status["phase"] == "Failed" and p.create == ()
+
+
+def test_refused_service_is_a_created_condition_with_a_warning():
+    c = Cluster(job_object({"numNodes": 1, "command": ["python", "x.py"]}))
+    _, refused = refusing(c, "train")
+    p, _ = refusing(c, "train", refused=refused)
+    created = c.condition("Created")
+    assert created["status"] == "False" and 'Service train: services "train" is forbidden' in created["message"]
+    assert [(e.type, e.reason) for e in p.events] == [("Warning", "FailedCreate")]
+    assert [o["kind"] for o in p.create] == ["Service"]
 
 
 def test_someone_elses_pod_holding_a_name_blocks_creation():
@@ -565,9 +665,12 @@ def test_steps_write_the_status_before_deleting_and_create_last():
     c = started({"numNodes": 2, "maxRestarts": 1})
     c.fail(1)
     actions = [a for a, _ in c.plan().steps()]
-    assert actions == ["patch_status", "delete_pod", "delete_pod", "event", "event"]
+    assert actions == ["patch_status", "event", "event", "delete_pod", "delete_pod"]
     c = Cluster(job_object({"numNodes": 1}))
-    assert [a for a, _ in c.plan().steps()] == ["patch_status", "create", "create", "create", "event"]
+    assert [a for a, _ in c.plan().steps()] == ["patch_status", "create", "create", "create"]
+    c.reconcile()
+    c.set_pod_status(0, {"phase": "Failed", "reason": "Evicted"})
+    assert [a for a, _ in c.plan().steps()] == ["patch_status", "event", "event", "event", "delete_pod"]
 
 
 def test_status_patch_is_a_merge_patch_that_keeps_foreign_keys():

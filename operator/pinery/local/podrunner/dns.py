@@ -3,6 +3,8 @@
 Pods get a loopback address derived from their namespace and name, so a pod's DNS name
 (`<hostname>.<subdomain>.<namespace>.svc.<domain>`) resolves before the pod even starts, as
 with a real headless Service. Headless Service names resolve to the addresses of their pods.
+A Service name resolves to its ready pods (all of its pods with
+`publishNotReadyAddresses`), never to a virtual IP: connect to the pods' own port (targetPort).
 Resolution is offered two ways: a hosts file that the Python resolver hook (sitecustomize)
 reads, and rewriting of names in a container's environment and arguments, for code that
 resolves outside Python (torch's TCPStore, for example).
@@ -13,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass, field
 
 DEFAULT_DOMAIN = "cluster.local"
@@ -22,10 +25,23 @@ _NAME = re.compile(r"(?<![-a-zA-Z0-9.])[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9](
 HOST_VARIABLES = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT")
 
 
-def pod_ip(namespace: str, name: str) -> str:
-    """A stable loopback address for a pod, away from 127.0.0.0/16 (used by the host itself)."""
-    h = int.from_bytes(hashlib.sha256(f"{namespace}/{name}".encode()).digest()[:4], "big")
+def pod_ip(namespace: str, name: str, salt: int = 0) -> str:
+    """A stable loopback address for a pod, away from 127.0.0.0/16 (used by the host itself);
+    another `salt` gives another address, for the rare name whose address is taken."""
+    key = f"{namespace}/{name}" + (f"#{salt}" if salt else "")
+    h = int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
     return f"127.{100 + h % 100}.{(h >> 8) % 256}.{1 + (h >> 16) % 254}"
+
+
+def loopback_range_usable() -> bool:
+    """Whether addresses beyond 127.0.0.1 work here (Linux routes 127/8 to lo; macOS does
+    not without aliases, and then every pod shares 127.0.0.1)."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.100.0.1", 0))
+        except OSError:
+            return False
+    return True
 
 
 @dataclass
@@ -33,35 +49,54 @@ class ClusterDNS:
     """Names known to the cluster: pods with hostname/subdomain, and Services."""
 
     domain: str = DEFAULT_DOMAIN
+    # Pods get their own loopback address, or all share this one.
+    shared_address: str | None = None
     # (namespace, subdomain) -> hostname -> ip
     _pods: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-    # (namespace, service) -> selector
-    _services: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-    # (namespace, pod name) -> (labels, ip)
-    _labels: dict[tuple[str, str], tuple[dict[str, str], str]] = field(default_factory=dict)
+    # (namespace, service) -> (selector, publishNotReadyAddresses)
+    _services: dict[tuple[str, str], tuple[dict[str, str], bool]] = field(default_factory=dict)
+    # (namespace, pod name) -> (labels, ip, ready)
+    _labels: dict[tuple[str, str], tuple[dict[str, str], str, bool]] = field(default_factory=dict)
+    # ip -> (namespace, pod name): no two pods share an address
+    _owners: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def add_pod(self, pod: dict) -> str:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         ns, name = meta.get("namespace", "default"), meta["name"]
-        ip = pod_ip(ns, name)
+        ip = self.address(ns, name)
         hostname, subdomain = spec.get("hostname"), spec.get("subdomain")
         if hostname and subdomain:
             self._pods.setdefault((ns, subdomain), {})[hostname] = ip
-        self._labels[(ns, name)] = (dict(meta.get("labels") or {}), ip)
+        self._labels[(ns, name)] = (dict(meta.get("labels") or {}), ip, _ready(pod))
+        self._owners[ip] = (ns, name)
         return ip
+
+    def address(self, namespace: str, name: str) -> str:
+        """The pod's address: its own hash, unless another known pod holds that one."""
+        if self.shared_address:
+            return self.shared_address
+        known = self._labels.get((namespace, name))
+        if known is not None:
+            return known[1]
+        salt = 0
+        while self._owners.get(pod_ip(namespace, name, salt), (namespace, name)) != (namespace, name):
+            salt += 1
+        return pod_ip(namespace, name, salt)
 
     def remove_pod(self, pod: dict) -> None:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         ns = meta.get("namespace", "default")
-        self._labels.pop((ns, meta["name"]), None)
+        known = self._labels.pop((ns, meta["name"]), None)
+        if known is not None and self._owners.get(known[1]) == (ns, meta["name"]):
+            del self._owners[known[1]]
         hosts = self._pods.get((ns, spec.get("subdomain") or ""))
         if hosts and spec.get("hostname") in hosts:
             del hosts[spec["hostname"]]
 
     def add_service(self, service: dict) -> None:
-        meta = service["metadata"]
-        selector = (service.get("spec") or {}).get("selector") or {}
-        self._services[(meta.get("namespace", "default"), meta["name"])] = dict(selector)
+        meta, spec = service["metadata"], service.get("spec") or {}
+        selector = dict(spec.get("selector") or {})
+        self._services[(meta.get("namespace", "default"), meta["name"])] = (selector, bool(spec.get("publishNotReadyAddresses")))
 
     def remove_service(self, service: dict) -> None:
         meta = service["metadata"]
@@ -84,26 +119,28 @@ class ClusterDNS:
                     return [ip]
             if len(labels) == 2:  # service.namespace
                 service, ns = labels
-                selector = self._services.get((ns, service))
-                if selector is not None:
-                    ips = sorted(
-                        ip for (pod_ns, _), (pod_labels, ip) in self._labels.items()
-                        if pod_ns == ns and selector and all(pod_labels.get(k) == v for k, v in selector.items())
-                    )
+                known = self._services.get((ns, service))
+                if known is not None:
+                    selector, not_ready_too = known
+                    ips = sorted({
+                        ip for (pod_ns, _), (pod_labels, ip, ready) in self._labels.items()
+                        if pod_ns == ns and selector and (ready or not_ready_too)
+                        and all(pod_labels.get(k) == v for k, v in selector.items())
+                    })
                     if ips:
                         return ips
         return []
 
-    def hosts(self) -> dict[str, str]:
-        """Every fully-qualified name -> its first address (the resolver hook's table)."""
-        table: dict[str, str] = {}
+    def hosts(self) -> dict[str, list[str]]:
+        """Every fully-qualified name -> its addresses (the resolver hook's table)."""
+        table: dict[str, list[str]] = {}
         for (ns, subdomain), hosts in self._pods.items():
             for hostname, ip in hosts.items():
-                table[f"{hostname}.{subdomain}.{ns}.svc.{self.domain}"] = ip
+                table[f"{hostname}.{subdomain}.{ns}.svc.{self.domain}"] = [ip]
         for ns, service in self._services:
             ips = self.resolve(f"{service}.{ns}.svc.{self.domain}", ns)
             if ips:
-                table[f"{service}.{ns}.svc.{self.domain}"] = ips[0]
+                table[f"{service}.{ns}.svc.{self.domain}"] = ips
         return table
 
     def rewrite(self, text: str, namespace: str) -> str:
@@ -125,6 +162,13 @@ class ClusterDNS:
                 value = self.rewrite(value, namespace)
             out[key] = value
         return out
+
+
+def _ready(pod: dict) -> bool:
+    """Whether a Service sends traffic to the pod: running, with its Ready condition True."""
+    status = pod.get("status") or {}
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+    return ready and status.get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
 
 
 def is_loopback(address: str) -> bool:

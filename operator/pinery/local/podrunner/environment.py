@@ -30,8 +30,12 @@ def expand(value: str, env: dict[str, str]) -> str:
     return _REF.sub(sub, value)
 
 
-def _field(pod: dict, path: str, pod_ip: str, node: str) -> str:
+def field_value(pod: dict, path: str, pod_ip: str, node: str) -> str:
+    """A downward API fieldRef; whole label and annotation maps as `key="value"` lines."""
     meta = pod["metadata"]
+    if path in ("metadata.labels", "metadata.annotations"):
+        values = meta.get(path.split(".")[1]) or {}
+        return "\n".join(f'{k}="{v}"' for k, v in sorted(values.items()))
     simple = {
         "metadata.name": meta.get("name", ""),
         "metadata.namespace": meta.get("namespace", "default"),
@@ -98,7 +102,7 @@ def container_env(pod: dict, container: dict, lookup: Lookup, *, pod_ip: str, no
             continue
         source = var["valueFrom"]
         if "fieldRef" in source:
-            env[name] = _field(pod, source["fieldRef"]["fieldPath"], pod_ip, node)
+            env[name] = field_value(pod, source["fieldRef"]["fieldPath"], pod_ip, node)
         elif "secretKeyRef" in source:
             value = _source(lookup, "Secret", source["secretKeyRef"], source["secretKeyRef"].get("key"))
             if value is not None:

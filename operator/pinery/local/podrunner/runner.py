@@ -3,18 +3,21 @@
 A pod is bound to the local node on sight (as a scheduler would), given its loopback address,
 and run: init containers in order, then its containers, each a local process. Status goes back
 to the API at every transition. Deleting a pod stops its processes (SIGTERM, grace period,
-SIGKILL of the whole process group); with graceful deletion the runner then removes the pod
-object, as a kubelet does. A runner that restarts kills the processes of its predecessor and
-reports the pods that were running as failed (their node lost them).
+SIGKILL of everything the container started); with graceful deletion the runner then removes
+the pod object, as a kubelet does. PersistentVolumeClaims are bound as by a local provisioner.
+
+When the runner stops (`pinery local down`), the processes stop with it. A runner that starts
+on the same state directory kills whatever its predecessor left, and treats the pods that were
+running as a rebooted node does: a pod with `restartPolicy: Never` is Failed with reason
+NodeLost (its processes are gone); other pods start again, their restart counts raised.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import signal
+import shutil
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,15 +25,19 @@ from pathlib import Path
 
 from pinery.local.kubeclient import ApiError, KubeClient
 from pinery.local.podrunner import processes
-from pinery.local.podrunner.dns import ClusterDNS, pod_ip
+from pinery.local.podrunner.dns import ClusterDNS, loopback_range_usable
 from pinery.local.podrunner.environment import EnvError, container_env, expand
-from pinery.local.podrunner.status import ContainerRun, PodRun, exit_reason, pod_status
-from pinery.local.podrunner.volumes import mount_map, prepare_volumes, remove_pod_volumes, rewrite_paths
+from pinery.local.podrunner.status import ContainerRun, PodRun, pod_status, termination_message
+from pinery.local.podrunner.volumes import claim_dir, mount_map, prepare_volumes, remove_pod_volumes, rewrite_paths
 
 log = logging.getLogger("pinery.podrunner")
 NODE_NAME = "pinery-local"
 RESOLVER_DIR = Path(__file__).parent / "resolver"
 CONFIG_RETRY_SECONDS = 2.0
+# Grace given to running pods when the runner itself stops (a node shutting down).
+SHUTDOWN_GRACE_SECONDS = 10.0
+# restartPolicy backoff: 1 s doubling to 30 s (the kubelet starts at 10 s and caps at 300 s).
+BACKOFF_START, BACKOFF_CAP = 1.0, 30.0
 
 
 def now() -> str:
@@ -45,12 +52,19 @@ def pod_path(ns: str, name: str, sub: str = "") -> str:
 class Worker:
     pod: dict
     run: PodRun = field(default_factory=PodRun)
+    # The running process of each container (removed when it has ended).
     processes: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
     task: asyncio.Task | None = None
     stopping: bool = False
     # ConfigMaps and Secrets the pod refers to, as read when it started.
     lookup: object = None
     status_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    conditions: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        spec = self.pod.get("spec") or {}
+        self.run.init = [ContainerRun(c["name"], c.get("image", "")) for c in spec.get("initContainers") or []]
+        self.run.main = [ContainerRun(c["name"], c.get("image", "")) for c in spec.get("containers") or []]
 
     @property
     def namespace(self) -> str:
@@ -61,43 +75,82 @@ class Worker:
         return self.pod["metadata"]["name"]
 
     @property
+    def uid(self) -> str:
+        return self.pod["metadata"].get("uid", "")
+
+    @property
     def restart_policy(self) -> str:
         return (self.pod.get("spec") or {}).get("restartPolicy", "Always")
 
 
 class PodRunner:
-    def __init__(self, client: KubeClient, state_dir: Path, *, node_name: str = NODE_NAME, domain: str = "cluster.local"):
+    def __init__(self, client: KubeClient, state_dir: Path, *, logs_dir: Path | None = None,
+                 node_name: str = NODE_NAME, domain: str = "cluster.local"):
         self.client = client
-        self.state_dir = Path(state_dir)
+        self.state_dir = Path(state_dir).resolve()
+        self.logs_dir = Path(logs_dir) if logs_dir is not None else self.state_dir / "logs"
         self.node_name = node_name
-        self.dns = ClusterDNS(domain=domain)
+        self.dns = ClusterDNS(domain=domain, shared_address=None if loopback_range_usable() else "127.0.0.1")
         self.workers: dict[str, Worker] = {}
-        self._hosts: dict[str, str] = {}
-        self._pids_file = self.state_dir / "runner" / "pids.json"
-        self._pids: dict[str, list[int]] = {}
+        self._hosts: dict[str, list[str]] | None = None
+        # Every process the runner starts carries this marker, so that nothing escapes a stop.
+        self.owner = str(self.state_dir)
         # The local Python environment stands in for every image.
         self.bin_dir = str(Path(sys.executable).parent)
+        self.ready = asyncio.Event()
+        # Stops and clean-ups under way (kept referenced until they end).
+        self._background: set[asyncio.Task] = set()
 
     # --- main loop -------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
-        self._kill_orphans()
+        killed = await asyncio.to_thread(processes.kill_marked, processes.OWNER_VARIABLE, self.owner)
+        if killed:
+            log.warning("killed %d processes left by a previous pod runner on %s", killed, self.state_dir)
+        self._write_hosts()
         await self._register_node()
         tasks = [
             asyncio.create_task(self._watch("/api/v1/services", self._on_service, stop)),
+            asyncio.create_task(self._watch("/api/v1/persistentvolumeclaims", self._on_claim, stop)),
             asyncio.create_task(self._watch("/api/v1/pods", self._on_pod, stop)),
         ]
-        await stop.wait()
-        for task in tasks:
+        self.ready.set()
+        try:
+            await stop.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await self.shutdown()
+
+    async def shutdown(self) -> None:
+        """Stop every pod's processes, as a node shutting down; their API objects stay."""
+        workers = list(self.workers.values())
+        await asyncio.gather(*(self._terminate(w, grace=self._shutdown_grace(w), finalize=False) for w in workers))
+        if self._background:
+            await asyncio.wait(self._background, timeout=SHUTDOWN_GRACE_SECONDS)
+        for task in self._background:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*(self._terminate(w, grace=5, finalize=False) for w in list(self.workers.values())))
+        await asyncio.to_thread(processes.kill_marked, processes.OWNER_VARIABLE, self.owner)
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    @staticmethod
+    def _shutdown_grace(worker: Worker) -> float:
+        grace = (worker.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        return min(float(grace), SHUTDOWN_GRACE_SECONDS)
 
     async def _watch(self, path: str, handler, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
                 async for kind, obj in self.client.list_and_watch(path, stop):
-                    await handler(kind, obj)
+                    try:
+                        await handler(kind, obj)
+                    except ApiError as exc:  # one object's trouble must not stop the others
+                        log.warning("could not handle %s %s: %s", kind, (obj.get("metadata") or {}).get("name"), exc)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the API server restarting, a dropped connection
@@ -121,7 +174,7 @@ class PodRunner:
             if exc.status not in (404, 405, 409):
                 raise
 
-    # --- services and DNS ------------------------------------------------------------------
+    # --- services, claims and DNS ------------------------------------------------------------
 
     async def _on_service(self, kind: str, service: dict) -> None:
         if kind == "LISTED":
@@ -132,16 +185,40 @@ class PodRunner:
             self.dns.add_service(service)
         self._write_hosts()
 
+    async def _on_claim(self, kind: str, claim: dict) -> None:
+        """Bind new claims at once, as a default storage class with a local provisioner would;
+        a deleted claim's data goes with it (reclaim policy Delete)."""
+        meta, spec = claim.get("metadata") or {}, claim.get("spec") or {}
+        if kind == "DELETED":
+            shutil.rmtree(claim_dir(self.state_dir, meta.get("namespace", "default"), meta["name"]), ignore_errors=True)
+            return
+        if kind not in ("ADDED", "MODIFIED") or (claim.get("status") or {}).get("phase") == "Bound":
+            return
+        if meta.get("deletionTimestamp"):
+            return
+        size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
+        status = {"phase": "Bound", "accessModes": spec.get("accessModes") or ["ReadWriteOnce"], "capacity": {"storage": size}}
+        path = f"/api/v1/namespaces/{meta.get('namespace', 'default')}/persistentvolumeclaims/{meta['name']}/status"
+        try:
+            await self.client.merge_patch(path, {"status": status})
+        except ApiError as exc:
+            if exc.status != 404:
+                log.warning("could not bind claim %s: %s", meta["name"], exc)
+
     def _write_hosts(self) -> None:
         hosts = self.dns.hosts()
         if hosts == self._hosts:
             return
         self._hosts = hosts
-        path = self.state_dir / "hosts"
+        path = self.hosts_file
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(f"{name} {ip}\n" for name, ip in sorted(hosts.items())))
+        tmp.write_text("".join(f"{name} {' '.join(ips)}\n" for name, ips in sorted(hosts.items())))
         tmp.replace(path)
+
+    @property
+    def hosts_file(self) -> Path:
+        return self.state_dir / "hosts"
 
     # --- pods --------------------------------------------------------------------------------
 
@@ -150,7 +227,7 @@ class PodRunner:
             live = set(pod["uids"])
             for uid, worker in list(self.workers.items()):
                 if uid not in live:
-                    asyncio.create_task(self._forget(worker))
+                    self._spawn(self._forget(worker, grace=0))
             return
         meta, spec = pod["metadata"], pod.get("spec") or {}
         uid = meta.get("uid", "")
@@ -159,7 +236,7 @@ class PodRunner:
             self._write_hosts()
             worker = self.workers.get(uid)
             if worker is not None:
-                asyncio.create_task(self._forget(worker, grace=meta.get("deletionGracePeriodSeconds")))
+                self._spawn(self._forget(worker, grace=meta.get("deletionGracePeriodSeconds", 0)))
             return
         self.dns.add_pod(pod)
         self._write_hosts()
@@ -170,7 +247,7 @@ class PodRunner:
             if spec.get("nodeName") == self.node_name:
                 grace = meta.get("deletionGracePeriodSeconds", spec.get("terminationGracePeriodSeconds", 30))
                 if worker is not None and not worker.stopping:
-                    asyncio.create_task(self._terminate(worker, grace=grace, finalize=True))
+                    self._spawn(self._terminate(worker, grace=grace, finalize=True))
                 elif worker is None:
                     await self._finalize(pod)
             return
@@ -181,10 +258,12 @@ class PodRunner:
             return
         if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             return
-        if _had_started(pod):
-            await self._report_lost(pod)
-            return
         worker = Worker(pod)
+        if _had_started(pod):  # it ran under a previous runner, and its processes are gone
+            if worker.restart_policy == "Never":
+                await self._report_lost(pod)
+                return
+            _carry_restart_counts(worker, pod)
         self.workers[uid] = worker
         worker.task = asyncio.create_task(self._lifecycle(worker))
 
@@ -212,11 +291,14 @@ class PodRunner:
                     raise
 
     async def _report_lost(self, pod: dict) -> None:
-        """A pod that ran under a previous runner: its processes are gone with it."""
-        run = PodRun(pod_ip=pod_ip(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]))
-        run.failure = ("NodeLost", "the local pod runner restarted and the pod's processes were lost")
-        status = pod_status(run, "Never", now())
-        status["containerStatuses"] = (pod.get("status") or {}).get("containerStatuses", [])
+        """A `restartPolicy: Never` pod that ran under a previous runner: Failed, NodeLost."""
+        meta = pod["metadata"]
+        run = PodRun(pod_ip=self.dns.address(meta.get("namespace", "default"), meta["name"]))
+        run.start_time = (pod.get("status") or {}).get("startTime")
+        run.failure = ("NodeLost", "the pod's processes were lost when local mode stopped (the pod runner restarted)")
+        status = pod_status(run, "Never", now(), (pod.get("status") or {}).get("conditions"))
+        for key in ("initContainerStatuses", "containerStatuses"):
+            status[key] = [_lost(cs) for cs in (pod.get("status") or {}).get(key) or []]
         await self._patch_status(pod, status)
 
     async def _finalize(self, pod: dict) -> None:
@@ -228,23 +310,25 @@ class PodRunner:
             if exc.status != 409:  # 409: a newer pod of the same name
                 log.warning("could not remove pod %s: %s", meta["name"], exc)
 
-    async def _forget(self, worker: Worker, grace: float | None = None) -> None:
-        await self._terminate(worker, grace=grace if grace is not None else 30, finalize=False)
-        self.workers.pop(worker.pod["metadata"].get("uid", ""), None)
+    async def _forget(self, worker: Worker, grace: float) -> None:
+        """The pod object is gone: stop what is left and remove its directories and logs."""
+        await self._terminate(worker, grace=grace, finalize=False)
+        self.workers.pop(worker.uid, None)
         remove_pod_volumes(worker.pod, self._pod_dir(worker.pod))
-        log_dir = self.state_dir / "logs" / worker.namespace / worker.name
+        log_dir = self.logs_dir / worker.namespace / worker.name
         for path in log_dir.glob("*.log"):
             path.unlink(missing_ok=True)
 
     async def _terminate(self, worker: Worker, *, grace: float, finalize: bool) -> None:
         if not worker.stopping:
             worker.stopping = True
-            await asyncio.gather(*(processes.stop(p, grace) for p in worker.processes.values()))
+            await asyncio.gather(*(
+                processes.stop(process, grace, self._marker(worker, name))
+                for name, process in list(worker.processes.items())
+            ))
             if worker.task is not None:
                 worker.task.cancel()
                 await asyncio.gather(worker.task, return_exceptions=True)
-            self._pids.pop(worker.pod["metadata"].get("uid", ""), None)
-            self._save_pids()
         if finalize:
             await self._finalize(worker.pod)
 
@@ -254,14 +338,24 @@ class PodRunner:
         meta = pod["metadata"]
         return self.state_dir / "pods" / meta.get("namespace", "default") / f"{meta['name']}-{meta.get('uid', '')[:8]}"
 
+    def _marker(self, worker: Worker, container: str) -> tuple[str, str]:
+        return processes.CONTAINER_VARIABLE, f"{worker.uid}/{container}"
+
     async def _lifecycle(self, worker: Worker) -> None:
-        pod = worker.pod
-        spec = pod.get("spec") or {}
+        try:
+            await self._run_pod(worker)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # never leave a pod silently stuck
+            log.exception("pod %s/%s failed in the pod runner", worker.namespace, worker.name)
+            worker.run.failure = ("RunnerError", f"the local pod runner could not run the pod: {exc}")
+            await self._write_status(worker)
+
+    async def _run_pod(self, worker: Worker) -> None:
+        spec = worker.pod.get("spec") or {}
         run = worker.run
-        run.pod_ip = pod_ip(worker.namespace, worker.name)
-        run.start_time = now()
-        run.init = [ContainerRun(c["name"], c.get("image", "")) for c in spec.get("initContainers") or []]
-        run.main = [ContainerRun(c["name"], c.get("image", "")) for c in spec.get("containers") or []]
+        run.pod_ip = self.dns.address(worker.namespace, worker.name)
+        run.start_time = run.start_time or now()
         await self._write_status(worker)
         volume_dirs = await self._prepare(worker)
         if volume_dirs is None:
@@ -274,7 +368,7 @@ class PodRunner:
                 if worker.restart_policy == "Never" or code is None:
                     await self._write_status(worker)
                     return
-                await self._backoff(state)
+                await self._backoff(worker, state)
         await asyncio.gather(*(
             self._keep_running(worker, container, state, volume_dirs)
             for container, state in zip(spec.get("containers") or [], run.main)
@@ -287,19 +381,22 @@ class PodRunner:
             policy = worker.restart_policy
             if code is None or policy == "Never" or (policy == "OnFailure" and code == 0):
                 return
-            await self._backoff(state)
+            await self._backoff(worker, state)
 
-    async def _backoff(self, state: ContainerRun) -> None:
-        state.restarts += 1
-        await asyncio.sleep(min(30.0, 0.5 * 2 ** min(state.restarts, 6)))
+    async def _backoff(self, worker: Worker, state: ContainerRun) -> None:
+        state.back_off()
+        await self._write_status(worker)
+        await asyncio.sleep(min(BACKOFF_CAP, BACKOFF_START * 2 ** min(state.restarts - 1, 6)))
 
     async def _prepare(self, worker: Worker) -> dict | None:
         """Volumes and referenced objects; waits (CreateContainerConfigError) while any is missing."""
         while not worker.stopping:
             lookup = await self._lookup_for(worker.pod)
             try:
-                dirs = prepare_volumes(worker.pod, self._pod_dir(worker.pod), self.state_dir, lookup)
-                for container in [*(worker.pod["spec"].get("initContainers") or []), *worker.pod["spec"]["containers"]]:
+                dirs = prepare_volumes(
+                    worker.pod, self._pod_dir(worker.pod), self.state_dir, lookup, pod_ip=worker.run.pod_ip, node=self.node_name,
+                )
+                for container in _all_containers(worker.pod):
                     container_env(worker.pod, container, lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
                 worker.lookup = lookup
                 return dirs
@@ -313,89 +410,99 @@ class PodRunner:
     async def _lookup_for(self, pod: dict):
         """ConfigMaps and Secrets the pod refers to, fetched now (kubelet reads them at start)."""
         ns = pod["metadata"].get("namespace", "default")
-        wanted: set[tuple[str, str]] = set()
-        spec = pod.get("spec") or {}
-        for volume in spec.get("volumes") or []:
-            if "configMap" in volume:
-                wanted.add(("ConfigMap", volume["configMap"].get("name", "")))
-            if "secret" in volume:
-                wanted.add(("Secret", volume["secret"].get("secretName", "")))
-        for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
-            for source in container.get("envFrom") or []:
-                if "configMapRef" in source:
-                    wanted.add(("ConfigMap", source["configMapRef"].get("name", "")))
-                if "secretRef" in source:
-                    wanted.add(("Secret", source["secretRef"].get("name", "")))
-            for var in container.get("env") or []:
-                source = var.get("valueFrom") or {}
-                if "configMapKeyRef" in source:
-                    wanted.add(("ConfigMap", source["configMapKeyRef"].get("name", "")))
-                if "secretKeyRef" in source:
-                    wanted.add(("Secret", source["secretKeyRef"].get("name", "")))
         found = {}
-        for kind, name in wanted:
+        for kind, name in _references(pod):
             plural = "configmaps" if kind == "ConfigMap" else "secrets"
             found[(kind, name)] = await self.client.get_or_none(f"/api/v1/namespaces/{ns}/{plural}/{name}")
         return lambda kind, name: found.get((kind, name))
 
-    def _command(self, worker: Worker, container: dict, env: dict[str, str], mounts: dict[str, str]) -> list[str] | None:
-        command = container.get("command")
-        if not command:
-            return None
-        argv = [expand(part, env) for part in [*command, *(container.get("args") or [])]]
-        ns = worker.namespace
-        return [rewrite_paths(self.dns.rewrite(part, ns), mounts) for part in argv]
-
-    def _process_env(self, worker: Worker, container: dict, mounts: dict[str, str]) -> dict[str, str]:
+    def _container_setup(self, worker: Worker, container: dict, mounts: dict[str, str]) -> tuple[dict[str, str], list[str] | None]:
+        """The process environment and argv of a container, names and mount paths mapped."""
         spec = worker.pod.get("spec") or {}
-        pod_dir = self._pod_dir(worker.pod)
+        ns = worker.namespace
         user = container_env(worker.pod, container, worker.lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
-        user = self.dns.rewrite_env(user, worker.namespace)
-        user = {k: rewrite_paths(v, mounts) for k, v in user.items()}
-        ns, domain = worker.namespace, self.dns.domain
+        # $(VAR) in command and args refers to the container's variables as declared.
+        command = container.get("command")
+        argv = None
+        if command:
+            argv = [expand(part, user) for part in [*command, *(container.get("args") or [])]]
+            argv = [rewrite_paths(self.dns.rewrite(part, ns), mounts) for part in argv]
+        user = {k: rewrite_paths(v, mounts) for k, v in self.dns.rewrite_env(user, ns).items()}
+        pod_dir = self._pod_dir(worker.pod)
         env = {
             "PATH": f"{self.bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": str(pod_dir / "home"),
             "TMPDIR": str(pod_dir / "tmp"),
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             "HOSTNAME": spec.get("hostname") or worker.name,
-            "PINERY_LOCAL_HOSTS": str(self.state_dir / "hosts"),
-            "PINERY_LOCAL_SEARCH": f"{ns}.svc.{domain} svc.{domain} {domain}",
         }
         env.update(user)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(RESOLVER_DIR), user.get("PYTHONPATH", "")) if p)
+        env.update({
+            "PYTHONPATH": os.pathsep.join(p for p in (str(RESOLVER_DIR), user.get("PYTHONPATH", "")) if p),
+            "PINERY_LOCAL_HOSTS": str(self.hosts_file),
+            "PINERY_LOCAL_SEARCH": f"{ns}.svc.{self.dns.domain} svc.{self.dns.domain} {self.dns.domain}",
+            "PINERY_LOCAL_DOMAIN": self.dns.domain,
+            processes.OWNER_VARIABLE: self.owner,
+            processes.CONTAINER_VARIABLE: self._marker(worker, container["name"])[1],
+        })
         for key in ("HOME", "TMPDIR"):
             Path(env[key]).mkdir(parents=True, exist_ok=True)
-        return env
+        return env, argv
+
+    def _working_dir(self, worker: Worker, container: dict, env: dict[str, str], mounts: dict[str, str]) -> Path:
+        """The container's workingDir: a mounted path, an existing local directory, or a
+        directory of the pod standing in for the image's own."""
+        wanted = container.get("workingDir")
+        if not wanted:
+            return Path(env["HOME"])
+        mapped = rewrite_paths(wanted, mounts)
+        if mapped != wanted or Path(wanted).is_dir():
+            path = Path(mapped)
+        else:
+            path = self._pod_dir(worker.pod) / "rootfs" / wanted.lstrip("/")
+        path.mkdir(parents=True, exist_ok=True)
+        return path
 
     async def _run_container(self, worker: Worker, container: dict, state: ContainerRun, volume_dirs: dict) -> int | None:
-        """Run one container to its end; its exit code, or None when it could not start."""
+        """Run one container to its end; its exit code, or None when it cannot be created."""
+        pod_dir = self._pod_dir(worker.pod)
+        message_file = pod_dir / "termination" / state.name
+        message_file.parent.mkdir(parents=True, exist_ok=True)
+        message_file.write_text("")
         mounts = mount_map(container, volume_dirs)
-        env = self._process_env(worker, container, mounts)
-        argv = self._command(worker, container, env, mounts)
-        log_path = self.state_dir / "logs" / worker.namespace / worker.name / f"{state.name}.log"
-        if log_path.exists():
-            log_path.replace(log_path.with_name(f"{state.name}.previous.log"))
-        if argv is None or processes.resolve_executable(argv[0], env["PATH"]) is None:
-            what = "has no command (local mode cannot read an image's entrypoint)" if argv is None else f"runs {argv[0]!r}, which is not installed locally"
-            state.state, state.reason, state.message = "waiting", "CreateContainerError", f"container {state.name} {what}"
-            worker.run.failure = ("CreateContainerError", state.message) if worker.restart_policy == "Never" else None
+        mounts[container.get("terminationMessagePath") or "/dev/termination-log"] = str(message_file)
+        env, argv = self._container_setup(worker, container, mounts)
+        log_path = self.logs_dir / worker.namespace / worker.name / f"{state.name}.log"
+        if argv is None:
+            # Kubernetes keeps such a pod Pending: the container cannot be created.
+            state.state, state.reason = "waiting", "CreateContainerError"
+            state.message = f"container {state.name} has no command (local mode runs no image entrypoint)"
             await self._write_status(worker)
             return None
-        cwd = Path(rewrite_paths(container.get("workingDir") or env["HOME"], mounts))
-        cwd.mkdir(parents=True, exist_ok=True)
-        if state.state == "terminated":
-            state.last = state.terminated()
-        process = await processes.start(argv, env, cwd, log_path)
+        if log_path.exists():
+            log_path.replace(log_path.with_name(f"{state.name}.previous.log"))
+        try:
+            if processes.resolve_executable(argv[0], env["PATH"]) is None:
+                raise FileNotFoundError(f'exec: "{argv[0]}": executable file not found in $PATH')
+            cwd = self._working_dir(worker, container, env, mounts)
+            process = await processes.start(argv, env, cwd, log_path)
+        except OSError as exc:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(f"{exc}\n")
+            state.fail_to_start(now(), f"failed to start container {state.name}: {exc}")
+            await self._write_status(worker)
+            return state.exit_code
         worker.processes[state.name] = process
-        self._pids.setdefault(worker.pod["metadata"].get("uid", ""), []).append(process.pid)
-        self._save_pids()
         state.pid, state.state, state.reason, state.message = process.pid, "running", "", ""
         state.started_at, state.finished_at, state.exit_code = now(), None, None
         await self._write_status(worker)
         code = processes.exit_code(await process.wait())
-        processes.signal_group(process.pid, signal.SIGKILL)  # leave no stray child of the container behind
-        state.state, state.exit_code, state.finished_at, state.reason = "terminated", code, now(), exit_reason(code)
+        # A container's end is its cgroup's end: nothing it started outlives it.
+        await processes.reap(process, self._marker(worker, state.name))
+        worker.processes.pop(state.name, None)
+        policy = container.get("terminationMessagePolicy", "File")
+        written = message_file.read_text(errors="replace") if message_file.exists() else ""
+        state.finish(code, now(), termination_message(written, _tail(log_path), policy, code))
         if not worker.stopping:
             await self._write_status(worker)
         return code
@@ -404,7 +511,9 @@ class PodRunner:
         if worker.stopping:
             return
         async with worker.status_lock:
-            await self._patch_status(worker.pod, pod_status(worker.run, worker.restart_policy, now()))
+            status = pod_status(worker.run, worker.restart_policy, now(), worker.conditions)
+            worker.conditions = status["conditions"]
+            await self._patch_status(worker.pod, status)
 
     async def _patch_status(self, pod: dict, status: dict) -> None:
         meta = pod["metadata"]
@@ -414,31 +523,74 @@ class PodRunner:
             if exc.status != 404:
                 log.warning("could not write status of pod %s: %s", meta["name"], exc)
 
-    # --- leftovers of a previous runner -----------------------------------------------------
 
-    def _save_pids(self) -> None:
-        self._pids_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._pids_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._pids))
-        tmp.replace(self._pids_file)
+def _all_containers(pod: dict) -> list[dict]:
+    spec = pod.get("spec") or {}
+    return [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
 
-    def _kill_orphans(self) -> None:
-        try:
-            previous = json.loads(self._pids_file.read_text())
-        except (OSError, ValueError):
-            previous = {}
-        for pids in previous.values():
-            for pid in pids:
-                processes.signal_group(pid, signal.SIGKILL)
-        self._pids = {}
-        self._save_pids()
+
+def _references(pod: dict) -> set[tuple[str, str]]:
+    """(kind, name) of every ConfigMap and Secret the pod's volumes and containers use."""
+    wanted: set[tuple[str, str]] = set()
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        if "configMap" in volume:
+            wanted.add(("ConfigMap", volume["configMap"].get("name", "")))
+        if "secret" in volume:
+            wanted.add(("Secret", volume["secret"].get("secretName", "")))
+        for source in (volume.get("projected") or {}).get("sources") or []:
+            if "configMap" in source:
+                wanted.add(("ConfigMap", source["configMap"].get("name", "")))
+            if "secret" in source:
+                wanted.add(("Secret", source["secret"].get("name", "")))
+    for container in _all_containers(pod):
+        for source in container.get("envFrom") or []:
+            if "configMapRef" in source:
+                wanted.add(("ConfigMap", source["configMapRef"].get("name", "")))
+            if "secretRef" in source:
+                wanted.add(("Secret", source["secretRef"].get("name", "")))
+        for var in container.get("env") or []:
+            source = var.get("valueFrom") or {}
+            if "configMapKeyRef" in source:
+                wanted.add(("ConfigMap", source["configMapKeyRef"].get("name", "")))
+            if "secretKeyRef" in source:
+                wanted.add(("Secret", source["secretKeyRef"].get("name", "")))
+    return wanted
+
+
+def _tail(path: Path, size: int = 8192) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - size))
+            return fh.read()
+    except OSError:
+        return b""
 
 
 def _had_started(pod: dict) -> bool:
     status = pod.get("status") or {}
     for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
         state = cs.get("state") or {}
-        if "running" in state or "terminated" in state:
+        if "running" in state or "terminated" in state or cs.get("restartCount"):
             return True
     return False
 
+
+def _lost(container_status: dict) -> dict:
+    """A container status whose process vanished with the node: terminated, reason Unknown."""
+    state = container_status.get("state") or {}
+    if "terminated" in state:
+        return container_status
+    started = (state.get("running") or {}).get("startedAt")
+    terminated = {"exitCode": 137, "reason": "Unknown", "message": "the container's processes were lost", "finishedAt": now()}
+    if started:
+        terminated["startedAt"] = started
+    return {**container_status, "state": {"terminated": terminated}, "ready": False, "started": False}
+
+
+def _carry_restart_counts(worker: Worker, pod: dict) -> None:
+    """A restarted node runs the pod's containers again, each restart counted."""
+    status = pod.get("status") or {}
+    counts = {cs.get("name"): cs.get("restartCount", 0) for cs in status.get("containerStatuses") or []}
+    for state in worker.run.main:
+        state.restarts = counts.get(state.name, 0) + 1
+    worker.run.start_time = status.get("startTime")

@@ -21,6 +21,22 @@ class ContainerRun:
     last: dict | None = None  # lastState.terminated of the previous run
     pid: int | None = None
 
+    def finish(self, code: int, at: str, message: str = "") -> None:
+        self.state, self.exit_code, self.finished_at = "terminated", code, at
+        self.reason, self.message = exit_reason(code), message
+
+    def fail_to_start(self, at: str, message: str) -> None:
+        """The process could not be started (containerd's StartError, exit code 128)."""
+        self.started_at = self.finished_at = at
+        self.state, self.exit_code, self.reason, self.message, self.pid = "terminated", 128, "StartError", message, None
+
+    def back_off(self) -> None:
+        """Between a failed run and the next one: the kubelet's CrashLoopBackOff."""
+        self.last = self.terminated()
+        self.restarts += 1
+        self.state, self.reason, self.exit_code = "waiting", "CrashLoopBackOff", None
+        self.message = f"back-off restarting failed container {self.name}"
+
     def terminated(self) -> dict:
         return {
             "exitCode": self.exit_code,
@@ -81,8 +97,9 @@ def phase_of(run: PodRun, restart_policy: str) -> str:
     return "Running"
 
 
-def pod_status(run: PodRun, restart_policy: str, now: str) -> dict:
-    """The whole `status` of a pod."""
+def pod_status(run: PodRun, restart_policy: str, now: str, previous: list | None = None) -> dict:
+    """The whole `status` of a pod; conditions keep the transition times of `previous` ones
+    whose status did not change."""
     phase = phase_of(run, restart_policy)
     initialized = all(c.state == "terminated" and c.exit_code == 0 for c in run.init)
     ready = phase == "Running" and all(c.state == "running" for c in run.main)
@@ -101,8 +118,12 @@ def pod_status(run: PodRun, restart_policy: str, now: str) -> dict:
         ],
         "initContainerStatuses": [c.to_status(c.state == "terminated" and c.exit_code == 0) for c in run.init],
         "containerStatuses": [c.to_status(c.state == "running") for c in run.main],
-        "qosClass": "BestEffort",
     }
+    before = {c.get("type"): c for c in previous or []}
+    for cond in status["conditions"]:
+        old = before.get(cond["type"])
+        if old is not None and old.get("status") == cond["status"] and old.get("lastTransitionTime"):
+            cond["lastTransitionTime"] = old["lastTransitionTime"]
     if run.failure is not None:
         status["reason"], status["message"] = run.failure
     if not status["initContainerStatuses"]:
@@ -120,3 +141,20 @@ def _condition(type_: str, ok: bool, now: str, reason: str | None = None) -> dic
 def exit_reason(code: int) -> str:
     """The kubelet's reason for a terminated container."""
     return "Completed" if code == 0 else "Error"
+
+
+# The kubelet keeps at most this much of a termination message or of the log fallback.
+MESSAGE_BYTES = 4096
+FALLBACK_LINES, FALLBACK_BYTES = 80, 2048
+
+
+def termination_message(written: str, log_tail: bytes, policy: str, exit_code: int) -> str:
+    """What the kubelet reports as the message of a terminated container: the file the
+    container wrote at its terminationMessagePath, else, with `FallbackToLogsOnError` and a
+    failure, the end of its log (80 lines, 2 KiB)."""
+    if written.strip():
+        return written[:MESSAGE_BYTES]
+    if policy != "FallbackToLogsOnError" or exit_code == 0:
+        return ""
+    tail = b"".join(log_tail.splitlines(keepends=True)[-FALLBACK_LINES:])[-FALLBACK_BYTES:]
+    return tail.decode("utf-8", errors="replace")

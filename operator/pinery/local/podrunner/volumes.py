@@ -1,8 +1,8 @@
 """Pod volumes as local directories, and the mount paths a container sees mapped onto them.
 
 emptyDir -> a directory of the pod (under /dev/shm when medium is Memory); a PVC -> a
-directory per claim under the state directory that outlives pods; configMap and secret ->
-files written from the objects. Absolute mount paths cannot be created on the host, so the
+directory per claim under the state directory that outlives pods; configMap, secret,
+downwardAPI and projected volumes -> files written when the pod starts (not refreshed). Absolute mount paths cannot be created on the host, so the
 runner rewrites them in the container's command, arguments, environment and working dir.
 """
 
@@ -14,42 +14,64 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-from pinery.local.podrunner.environment import EnvError
+from pinery.local.podrunner.environment import EnvError, field_value
 
 Lookup = Callable[[str, str], dict | None]
 SHM_ROOT = Path("/dev/shm")
 
 
-def prepare_volumes(pod: dict, pod_dir: Path, state_dir: Path, lookup: Lookup) -> dict[str, Path]:
+def claim_dir(state_dir: Path, namespace: str, claim: str) -> Path:
+    """Where a PersistentVolumeClaim's data lives: kept across pods and restarts."""
+    return state_dir / "volumes" / namespace / claim
+
+
+def prepare_volumes(pod: dict, pod_dir: Path, state_dir: Path, lookup: Lookup, *, pod_ip: str = "", node: str = "") -> dict[str, Path]:
     """Create every volume of the pod; return volume name -> local directory."""
     namespace = pod["metadata"].get("namespace", "default")
     dirs: dict[str, Path] = {}
     for volume in (pod.get("spec") or {}).get("volumes") or []:
         name = volume["name"]
+        path = pod_dir / "volumes" / name
         if "persistentVolumeClaim" in volume:
-            claim = volume["persistentVolumeClaim"]["claimName"]
-            path = state_dir / "volumes" / namespace / claim
+            path = claim_dir(state_dir, namespace, volume["persistentVolumeClaim"]["claimName"])
         elif "emptyDir" in volume:
             medium = (volume.get("emptyDir") or {}).get("medium")
             if medium == "Memory" and SHM_ROOT.is_dir() and os.access(SHM_ROOT, os.W_OK):
                 path = SHM_ROOT / f"pinery-{pod['metadata'].get('uid', pod['metadata']['name'])}" / name
-            else:
-                path = pod_dir / "volumes" / name
-        elif "configMap" in volume or "secret" in volume:
-            path = pod_dir / "volumes" / name
-            _write_projection(volume, path, lookup)
-        elif "downwardAPI" in volume or "projected" in volume:
-            path = pod_dir / "volumes" / name  # not populated in local mode (documented)
-        else:
-            path = pod_dir / "volumes" / name  # other sources (hostPath, nfs...) are plain dirs here
+        elif "configMap" in volume:
+            _write_object(path, "ConfigMap", volume["configMap"], volume["configMap"].get("name", ""), lookup)
+        elif "secret" in volume:
+            _write_object(path, "Secret", volume["secret"], volume["secret"].get("secretName", ""), lookup)
+        elif "downwardAPI" in volume:
+            _write_downward(path, volume["downwardAPI"], pod, pod_ip, node)
+        elif "projected" in volume:
+            projected = volume["projected"] or {}
+            for source in projected.get("sources") or []:
+                source = {"defaultMode": projected.get("defaultMode"), **source}
+                if "configMap" in source:
+                    ref = {"defaultMode": source["defaultMode"], **source["configMap"]}
+                    _write_object(path, "ConfigMap", ref, ref.get("name", ""), lookup)
+                elif "secret" in source:
+                    ref = {"defaultMode": source["defaultMode"], **source["secret"]}
+                    _write_object(path, "Secret", ref, ref.get("name", ""), lookup)
+                elif "downwardAPI" in source:
+                    _write_downward(path, {"defaultMode": source["defaultMode"], **source["downwardAPI"]}, pod, pod_ip, node)
+                # serviceAccountToken and clusterTrustBundle: there are no tokens in local mode.
+        # Other sources (hostPath, nfs, csi...) are plain directories of the pod here.
         path.mkdir(parents=True, exist_ok=True)
         dirs[name] = path
     return dirs
 
 
-def _write_projection(volume: dict, path: Path, lookup: Lookup) -> None:
-    kind, source = ("ConfigMap", volume["configMap"]) if "configMap" in volume else ("Secret", volume["secret"])
-    name = source.get("name") or source.get("secretName", "")
+def _write_file(target: Path, content: bytes, mode: int | None) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+    if mode is not None:
+        target.chmod(mode & 0o777)
+
+
+def _write_object(path: Path, kind: str, source: dict, name: str, lookup: Lookup) -> None:
+    """The keys of a ConfigMap or Secret as files (all, or the listed `items`)."""
     obj = lookup(kind, name)
     if obj is None:
         if source.get("optional"):
@@ -59,19 +81,29 @@ def _write_projection(volume: dict, path: Path, lookup: Lookup) -> None:
     data = dict(obj.get("data") or {})
     binary = dict(obj.get("binaryData") or {})
     items = source.get("items")
-    keys = [(i["key"], i.get("path", i["key"])) for i in items] if items else [(k, k) for k in [*data, *binary]]
-    for key, rel in keys:
-        target = path / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if kind == "Secret" and key in data:
-            target.write_bytes(base64.b64decode(data[key]))
-        elif key in data:
-            target.write_text(data[key])
+    keys = [(i["key"], i.get("path", i["key"]), i.get("mode")) for i in items] if items else [(k, k, None) for k in [*data, *binary]]
+    for key, rel, mode in keys:
+        if key in data:
+            content = base64.b64decode(data[key]) if kind == "Secret" else data[key].encode()
         elif key in binary:
-            target.write_bytes(base64.b64decode(binary[key]))
-        mode = source.get("defaultMode")
-        if mode is not None:
-            target.chmod(mode & 0o777)
+            content = base64.b64decode(binary[key])
+        elif source.get("optional"):
+            continue
+        else:
+            raise EnvError(f"couldn't find key {key} in {kind} {obj['metadata'].get('namespace', '')}/{name}")
+        _write_file(path / rel, content, mode if mode is not None else source.get("defaultMode"))
+
+
+def _write_downward(path: Path, source: dict, pod: dict, pod_ip: str, node: str) -> None:
+    """downwardAPI items: fields of the pod as files, read when the pod starts."""
+    path.mkdir(parents=True, exist_ok=True)
+    for item in source.get("items") or []:
+        if "fieldRef" in item:
+            value = field_value(pod, item["fieldRef"]["fieldPath"], pod_ip, node)
+        else:  # resourceFieldRef: limits are not enforced locally
+            value = "0"
+        mode = item.get("mode")
+        _write_file(path / item["path"], value.encode(), mode if mode is not None else source.get("defaultMode"))
 
 
 def mount_map(container: dict, volume_dirs: dict[str, Path]) -> dict[str, str]:

@@ -1,0 +1,173 @@
+"""FSDPJobs in local mode: the operator's pods run as real torchrun processes on loopback.
+
+Each test applies a job with kubectl and waits for its conditions as a user would. They are
+CPU-heavy: run them one at a time (`flock /tmp/pinery-heavy.lock`).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from tests.e2e.conftest import example
+from tests.integration.helpers import wait_for
+from tests.integration.trainer_harness import free_port
+
+pytestmark = pytest.mark.e2e
+
+# Fails on the pod's first attempt on node 1 (read from the attempt label through the downward
+# API), then all-reduces over the whole gang. Local mode maps mount paths in commands, arguments
+# and variables, not inside programs: the file's path comes in ATTEMPT_FILE.
+FLAKY = textwrap.dedent("""
+    import json, os, sys
+    from pathlib import Path
+
+    attempt = int(Path(os.environ["ATTEMPT_FILE"]).read_text())
+    rank = int(os.environ["RANK"])
+    if attempt == 0 and rank == int(os.environ.get("FAIL_RANK", "-1")):
+        print(f"rank {rank}: failing on attempt {attempt}", flush=True)
+        sys.exit(int(os.environ["FAIL_CODE"]))
+    if os.environ.get("ALWAYS_FAIL") and rank == int(os.environ["FAIL_RANK"]):
+        sys.exit(int(os.environ["FAIL_CODE"]))
+
+    import torch
+    import torch.distributed as dist
+    from datetime import timedelta
+
+    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+    value = torch.tensor([rank + 1.0])
+    dist.all_reduce(value)
+    world = dist.get_world_size()
+    print(json.dumps({"rank": rank, "attempt": attempt, "sum": value.item(), "expected": world * (world + 1) / 2}), flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    os._exit(0)
+""")
+
+
+def script_job(name: str, port: int, *, env: dict[str, str], max_restarts: int) -> list[dict]:
+    """A 2-node torchrun job running a script from a ConfigMap volume."""
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{name}-script"}, "data": {"train.py": FLAKY}}
+    job = {
+        "apiVersion": "pinery.dev/v1alpha1",
+        "kind": "FSDPJob",
+        "metadata": {"name": name},
+        "spec": {
+            "numNodes": 2,
+            "nprocPerNode": 1,
+            "masterPort": port,
+            "command": ["torchrun", "/opt/job/train.py"],
+            "env": [{"name": k, "value": v} for k, v in {**env, "ATTEMPT_FILE": "/etc/podinfo/attempt"}.items()],
+            "maxRestarts": max_restarts,
+            "startupTimeoutSeconds": 60,
+            "podTemplate": {
+                "volumes": [
+                    {"name": "script", "configMap": {"name": f"{name}-script"}},
+                    {"name": "podinfo", "downwardAPI": {"items": [
+                        {"path": "attempt", "fieldRef": {"fieldPath": "metadata.labels['pinery.dev/attempt']"}},
+                    ]}},
+                ],
+                "volumeMounts": [
+                    {"name": "script", "mountPath": "/opt/job"},
+                    {"name": "podinfo", "mountPath": "/etc/podinfo"},
+                ],
+            },
+        },
+    }
+    return [config_map, job]
+
+
+def events(local_mode, name: str) -> list[str]:
+    listing = local_mode.kubectl.get("events")
+    return [e["reason"] for e in sorted(listing["items"], key=lambda e: e["metadata"]["creationTimestamp"])
+            if e["involvedObject"]["name"] == name and e["involvedObject"]["kind"] == "FSDPJob"]
+
+
+def test_custom_command_allreduce_over_two_nodes_of_two_processes(local_mode):
+    """examples/fsdpjob-custom-command.yaml: `torchrun -m pinery_trainer.smoke` on 2 x 2."""
+    kubectl = local_mode.kubectl
+    kubectl.apply(example("fsdpjob-custom-command.yaml", metadata_name="smoke-e2e", spec_masterPort=free_port()))
+    kubectl.wait_for("fsdpjob/smoke-e2e", "Succeeded", timeout=120)
+
+    job = kubectl.get("fsdpjob/smoke-e2e")
+    assert job["status"]["phase"] == "Succeeded" and job["status"]["restarts"] == 0
+    assert [(n["index"], n["phase"], n["exitCode"]) for n in job["status"]["nodes"]] == [(0, "Succeeded", 0), (1, "Succeeded", 0)]
+    results = []
+    for node in (0, 1):
+        log = kubectl("logs", f"smoke-e2e-node-{node}", "-c", "trainer").stdout
+        results += [json.loads(line) for line in log.splitlines() if line.startswith('{"smoke"')]
+    assert sorted(r["rank"] for r in results) == [0, 1, 2, 3]
+    assert all(r["ok"] and r["worldSize"] == 4 and r["sum"] == 10 for r in results)
+    # Node 1 waited for rank 0 in its init container before torchrun started.
+    waited = kubectl("logs", "smoke-e2e-node-1", "-c", "wait-for-rank0").stdout
+    assert "accepts connections" in waited
+    table = kubectl("get", "fsdpjobs").stdout
+    assert "smoke-e2e" in table and "Succeeded" in table
+
+
+def test_a_rank_failing_once_restarts_the_gang_which_then_succeeds(local_mode):
+    kubectl = local_mode.kubectl
+    kubectl.apply(*script_job("flaky", free_port(), env={"FAIL_RANK": "1", "FAIL_CODE": "3"}, max_restarts=2))
+    kubectl.wait_for("fsdpjob/flaky", "Succeeded", timeout=120)
+
+    job = kubectl.get("fsdpjob/flaky")
+    assert job["status"]["restarts"] == 1
+    assert [(n["attempt"], n["exitCode"]) for n in job["status"]["nodes"]] == [(1, 0), (1, 0)]
+    for node in (0, 1):
+        pod = kubectl.get(f"pod/flaky-node-{node}")
+        assert pod["metadata"]["labels"]["pinery.dev/attempt"] == "1"
+        log = kubectl("logs", f"flaky-node-{node}", "-c", "trainer").stdout
+        result = json.loads(next(line for line in log.splitlines() if line.startswith('{"rank"')))
+        assert result == {"rank": node, "attempt": 1, "sum": 3.0, "expected": 3.0}
+    reasons = events(local_mode, "flaky")
+    assert "NodeFailed" in reasons and "GangRestart" in reasons and reasons[-1] == "AllNodesSucceeded"
+
+
+def test_a_job_that_exhausts_its_restarts_fails_naming_the_node_and_exit_code(local_mode):
+    kubectl = local_mode.kubectl
+    kubectl.apply(*script_job("doomed", free_port(), env={"FAIL_RANK": "1", "FAIL_CODE": "5", "ALWAYS_FAIL": "1"}, max_restarts=1))
+    kubectl.wait_for("fsdpjob/doomed", "Failed", timeout=120)
+
+    job = kubectl.get("fsdpjob/doomed")
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert job["status"]["phase"] == "Failed" and job["status"]["restarts"] == 1
+    assert failed["reason"] == "RestartLimitExceeded"
+    # torchrun exits 1; the worker's own code comes from its failure summary in the pod status.
+    assert failed["message"].startswith("node 1 (pod doomed-node-1) failed: exit code 5 (Error)")
+    assert "worker rank 1 exited with 5" in failed["message"]
+    assert failed["message"].endswith("no restarts left (1 of 1 used)")
+    assert "RestartLimitExceeded" in events(local_mode, "doomed")
+    # The surviving node is stopped (its pod deleted); the failed one is kept for its logs.
+    def pods():
+        listing = json.loads(kubectl("get", "pods", "-l", "pinery.dev/job-name=doomed", "-o", "json").stdout)
+        return {p["metadata"]["name"]: p["status"]["phase"] for p in listing["items"]}
+
+    wait_for(lambda: pods() == {"doomed-node-1": "Failed"}, timeout=30, interval=0.3, what="the surviving pod to be stopped")
+    assert "exitcode  : 5" in kubectl("logs", "doomed-node-1", "-c", "trainer").stdout
+
+
+def test_the_built_in_trainer_trains_with_progress_in_the_status(local_mode):
+    """An FSDPJob with no command: the built-in FSDP2 trainer on 2 nodes x 1 process."""
+    kubectl = local_mode.kubectl
+    job = example("fsdpjob-builtin-trainer.yaml", metadata_name="trainer-e2e", spec_masterPort=free_port(), spec_nprocPerNode=1)
+    job["spec"]["trainer"].update({"steps": 12, "logEvery": 4})
+    job["spec"]["trainer"]["model"]["seqLen"] = 32
+    kubectl.apply(job)
+    kubectl.wait_for("fsdpjob/trainer-e2e", "Succeeded", timeout=120)
+
+    status = kubectl.get("fsdpjob/trainer-e2e")["status"]
+    progress = status["progress"]
+    assert progress["step"] == progress["totalSteps"] == 12
+    assert isinstance(progress["loss"], float) and progress["tokensPerSecond"] > 0 and progress["updatedAt"]
+    assert status["restarts"] == 0
+    lines = [json.loads(line) for line in kubectl("logs", "trainer-e2e-node-0", "-c", "trainer").stdout.splitlines()
+             if line.startswith("{")]
+    steps = [line for line in lines if line.get("event") == "progress"]
+    assert [s["step"] for s in steps] == [4, 8, 12]
+    assert steps[-1]["loss"] < steps[0]["loss"]
+    assert next(line for line in lines if line.get("event") == "start")["worldSize"] == 2
+    assert progress["loss"] == pytest.approx(steps[-1]["loss"])
+    assert "12" in kubectl("get", "fsdpjob", "trainer-e2e").stdout  # the STEP column
