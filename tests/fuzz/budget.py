@@ -1,4 +1,4 @@
-"""Example budgets relative to the active profile (see tests/fuzz/conftest.py)."""
+"""Example budgets relative to the active profile (see tests/fuzz/profiles.py)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from tests.contract.pinecone_openapi import load_spec, openapi, request_problem
 from tests.fuzz.budget import share
 from tests.fuzz.manifests import MODEL_ONLY_RULES, OPERATOR_TEST_SECRET, fsdpjob_rule, operator_overrides, valid_manifests
 from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.integration.conftest_vectorindex import FAST
 from tests.integration.helpers import wait_for
 from tests.integration.operator_harness import put_secret, running_operator
 from tests.unit.fsdpjob.k8s import assert_valid
@@ -52,7 +53,7 @@ def emulator(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def operator(control_plane_module, emulator):
-    with running_operator(control_plane_module, emulator.url, api_key=TEST_API_KEY, resync_seconds=3600) as op:
+    with running_operator(control_plane_module, emulator.url, api_key=TEST_API_KEY, resync_seconds=3600, timing=FAST) as op:
         put_secret(control_plane_module, "default", OPERATOR_TEST_SECRET["name"], {OPERATOR_TEST_SECRET["key"]: TEST_API_KEY})
         yield op
     assert op.runner.exception is None

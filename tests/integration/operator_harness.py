@@ -24,6 +24,7 @@ from pinery.pinecone_gateway import PineconeGateway
 from pinery.runtime import build_registry, kopf_settings
 from pinery.services import Services
 from pinery.settings import OperatorSettings
+from pinery.vectorindex.schedule import Timing
 
 OPERATOR_NAMESPACE = "pinery-system"
 SECRET_NAME = "pinecone-api-key"
@@ -93,6 +94,7 @@ def running_operator(
     *,
     api_key: str,
     verbose: bool = False,
+    timing: Timing | None = None,
     **settings: Any,
 ) -> Iterator[RunningOperator]:
     """The operator, its API key in the default Secret, and the CRDs installed."""
@@ -112,16 +114,26 @@ def running_operator(
         kube=Kube(load_api_client(str(plane.kubeconfig))),
         pinecone=PineconeGateway(pinecone_url, config.pinecone_concurrency, on_call=metrics.pinecone_call),
         metrics=metrics,
+        vectorindex_timing=timing or Timing(),
     )
     keeper = RecordKeeper()
     root = logging.getLogger()
     root.addHandler(keeper)
+    # The in-process control plane's CEL evaluator logs every step at DEBUG: not the operator's.
+    celpy = logging.getLogger("celpy")
+    celpy_level = celpy.level
+    celpy.setLevel(logging.INFO)
     args = ["run", "--standalone", "-A", *(["--verbose"] if verbose else [])]
+    # `kopf run` makes the registry it is given the process-wide default: later runners of other
+    # tests would find pinery's handlers (and a login into this control plane) there.
+    default_registry = kopf.get_default_registry()
     try:
         with plane.kopf_login(), kopf.testing.KopfRunner(
             args, registry=build_registry(services), settings=kopf_settings(config), timeout=60
         ) as runner:
             yield RunningOperator(plane, services, runner, keeper, plane.custom_objects(), plane.core_v1())
     finally:
+        kopf.set_default_registry(default_registry)
         root.removeHandler(keeper)
+        celpy.setLevel(celpy_level)
         services.kube.api_client.close()
