@@ -6,9 +6,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# Examples per property for `make fuzz` (CI and `make test` run a fixed 60).
+FUZZ_EXAMPLES ?= 1000
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test bench bench-quick crds check-crds deploy check-deploy validate-examples clean
+.PHONY: help install demo test fuzz bench bench-quick crds check-crds deploy check-deploy validate-examples clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -25,6 +27,9 @@ demo: $(STAMP)  ## run the local demo
 
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+fuzz: $(STAMP)  ## the fuzz and security suites with FUZZ_EXAMPLES examples per property, random seeds
+	PINERY_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz tests/security --hypothesis-show-statistics $(PYTEST_ARGS)
 
 # Benchmarks are CPU-heavy: on a shared machine they queue behind each other on this lock.
 BENCH_LOCK ?= $(shell command -v flock >/dev/null 2>&1 && echo flock /tmp/pinery-heavy.lock)

@@ -14,15 +14,17 @@ from typing import Any, Iterator
 import yaml
 from pydantic import ValidationError
 
+from pinery import kube_yaml
 from pinery.api import RESOURCES, resource_for_kind
 from pinery.api.base import DNS_SUBDOMAIN_PATTERN
 from pinery.api.resource import ResourceInfo
 from pinery.crds import object_schema
-from pinery.schema.errors import FieldError
+from pinery.schema.errors import FieldError, join_path
 from pinery.schema.prune import apply_defaults, prune
 from pinery.schema.validate import validate
 
 _DOC_SEPARATOR = re.compile(r"^(---|\.\.\.)(\s.*)?$")
+
 _DNS_SUBDOMAIN = re.compile(DNS_SUBDOMAIN_PATTERN)
 UNKNOWN_KIND = "Unknown"
 
@@ -74,13 +76,30 @@ def parse_documents(text: str) -> list[Document]:
     docs: list[Document] = []
     for line, chunk in split_documents(text):
         try:
-            obj = yaml.safe_load(chunk)
+            obj = kube_yaml.load(chunk)
         except yaml.YAMLError as exc:
             docs.append(Document(len(docs) + 1, line, error=_yaml_message(exc, line)))
             continue
         if obj is not None:
-            docs.append(Document(len(docs) + 1, line, obj=obj))
+            docs.append(Document(len(docs) + 1, line, obj=_join_surrogates(obj)))
     return docs
+
+
+def _join_surrogates(value: Any) -> Any:
+    """Strings with characters beyond U+FFFF as JSON writes them (`"\\ud83d\\ude00"`): PyYAML
+    keeps the two halves apart, where every JSON reader (the API server's too) joins them."""
+    if isinstance(value, str):
+        if any("\ud800" <= c <= "\udfff" for c in value):
+            try:
+                return value.encode("utf-16", "surrogatepass").decode("utf-16")
+            except UnicodeDecodeError:
+                return value  # a lone half: reported as an invalid string
+        return value
+    if isinstance(value, list):
+        return [_join_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_join_surrogates(k): _join_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _yaml_message(exc: yaml.YAMLError, first_line: int) -> str:
@@ -160,7 +179,7 @@ def _metadata_problems(obj: dict) -> list[FieldError]:
     name = meta.get("name")
     if not name and not meta.get("generateName"):
         return [FieldError("metadata.name", "Required value: name or generateName is required")]
-    if name and (not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.match(name)):
+    if name and (not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
         return [FieldError("metadata.name", f"Invalid value: {_show(name)}: a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")]
     return []
 
@@ -175,8 +194,9 @@ def _resource_problems(res: ResourceInfo, obj: dict) -> list[FieldError]:
     if not problems:
         problems += _model_problems(res, defaulted["spec"])
     meta = defaulted.get("metadata") if isinstance(defaulted.get("metadata"), dict) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else None  # else already reported
     if res.metadata_problems is not None and isinstance(defaulted.get("spec"), dict):
-        problems += res.metadata_problems(meta.get("name"), defaulted["spec"])
+        problems += res.metadata_problems(name, defaulted["spec"])
     return sorted(set(problems), key=lambda p: p.path)
 
 
@@ -187,14 +207,22 @@ def _model_problems(res: ResourceInfo, spec: dict) -> list[FieldError]:
         res.spec_model.model_validate(spec, context={"problems": sink})
     except ValidationError as exc:
         for err in exc.errors():
-            sink.append(FieldError(_loc_path(("spec", *err["loc"])), err["msg"]))
+            sink.append(FieldError(_loc_path(object_schema(res), ("spec", *err["loc"])), err["msg"]))
     return sink
 
 
-def _loc_path(loc: tuple) -> str:
-    path = ""
+def _loc_path(schema: dict, loc: tuple) -> str:
+    """A pydantic error location as a field path (`spec.tags[team]`), walked along the schema to
+    tell map keys from fields; pydantic's own steps (union members, `[key]`) name no field."""
+    path, node = "", schema
     for part in loc:
-        path = f"{path}[{part}]" if isinstance(part, int) else (f"{path}.{part}" if path else str(part))
+        props = node.get("properties") or {}
+        if isinstance(part, int) and isinstance(node.get("items"), dict):
+            path, node = join_path(path, part), node["items"]
+        elif part in props:
+            path, node = join_path(path, part), props[part]
+        elif isinstance(node.get("additionalProperties"), dict) and part != "[key]":
+            path, node = join_path(path, f"[{part}]"), node["additionalProperties"]
     return path
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pinery import kube_yaml
 from tests.conftest import IN_CI, REPO_ROOT
 from tools.render_deploy import chart_crds, load_chart, render_objects
 
@@ -64,6 +64,35 @@ def permissions(rules: list[dict[str, Any]]) -> dict[tuple[str, str], set[str]]:
     return granted
 
 
+RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+
+
+def wildcard_rules(objects: list[dict[str, Any]]) -> list[tuple[str, str, dict]]:
+    """(kind, name, rule) of every RBAC rule that grants with a `*` anywhere."""
+    found = []
+    for obj in objects:
+        if obj["kind"] not in RBAC_KINDS:
+            continue
+        for rule in obj.get("rules", []):
+            fields = ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs")
+            if any("*" in value for field in fields for value in rule.get(field, [])):
+                found.append((obj["kind"], obj["metadata"]["name"], rule))
+    return found
+
+
+def assert_operator_pod_locked_down(pod: dict[str, Any], *, run_as_user: bool = True) -> None:
+    """The operator's pod meets the `restricted` Pod Security Standard, and then some."""
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert ("runAsUser" in pod["securityContext"]) is run_as_user
+    for container in pod["containers"]:
+        sc = container["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False and sc["readOnlyRootFilesystem"] is True
+        assert sc["capabilities"] == {"drop": ["ALL"]} and sc["runAsNonRoot"] is True
+        assert sc["seccompProfile"] == {"type": "RuntimeDefault"} and not sc.get("privileged")
+    assert not any(pod.get(k) for k in ("hostNetwork", "hostPID", "hostIPC"))
+
+
 def require_tool(name: str) -> str:
     """Path of a command-line tool: skipped when absent on a user's machine, a failure in CI."""
     found = shutil.which(name) or _venv_tool(name)
@@ -79,20 +108,9 @@ def _venv_tool(name: str) -> str | None:
     return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
-class Yaml12Loader(yaml.SafeLoader):
-    """Reads floats as YAML 1.2 (and Go) do: kustomize writes 1e-08, which PyYAML's YAML 1.1
-    rules take for a string."""
-
-
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"),
-    list("-+0123456789."),
-)
-
-
 def kustomize(path) -> list[dict]:
     kubectl = require_tool("kubectl")
     result = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    return [doc for doc in yaml.load_all(result.stdout, Loader=Yaml12Loader) if doc]
+    # kustomize writes 1e-08, which kubectl (and kube_yaml, unlike plain PyYAML) reads as a number.
+    return [doc for doc in yaml.load_all(result.stdout, Loader=kube_yaml.Loader) if doc]

@@ -20,7 +20,9 @@ from tests.conftest import REPO_ROOT
 from tests.contract.chart_support import (
     CHART_DIR,
     KUBE_VERSIONS,
+    RBAC_KINDS,
     RELEASE_NAMESPACE,
+    assert_operator_pod_locked_down,
     chart,
     crds,
     of_kind,
@@ -28,6 +30,7 @@ from tests.contract.chart_support import (
     permissions,
     render,
     render_notes,
+    wildcard_rules,
 )
 
 VALUE_SETS = {
@@ -176,16 +179,13 @@ def test_install_refuses_a_created_secret_without_a_key():
 
 
 def rbac_objects(objects):
-    return {kind: of_kind(objects, kind) for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")}
+    return {kind: of_kind(objects, kind) for kind in RBAC_KINDS}
 
 
 def test_no_wildcards_anywhere(rendered):
     _, _, objects = rendered
-    for kind, items in rbac_objects(objects).items():
-        for obj in items:
-            for rule in obj.get("rules", []):
-                for field in ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"):
-                    assert not any("*" in v for v in rule.get(field, [])), (kind, rule)
+    assert rbac_objects(objects)["ClusterRole"], "no RBAC rendered: nothing was checked"
+    assert wildcard_rules(objects) == []
 
 
 def test_cluster_wide_mode_grants_exactly_what_the_operator_needs():
@@ -275,14 +275,7 @@ def test_install_doc_lists_every_operator_setting():
 def test_pod_is_locked_down(rendered):
     name, values, objects = rendered
     pod, container = deployment_container(objects)
-    assert pod["securityContext"]["runAsNonRoot"] is True
-    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
-    assert ("runAsUser" in pod["securityContext"]) is (name != "platform-uid")
-    sc = container["securityContext"]
-    assert sc["allowPrivilegeEscalation"] is False and sc["readOnlyRootFilesystem"] is True
-    assert sc["capabilities"] == {"drop": ["ALL"]} and sc["runAsNonRoot"] is True
-    assert sc["seccompProfile"] == {"type": "RuntimeDefault"} and not sc.get("privileged")
-    assert not any(pod.get(k) for k in ("hostNetwork", "hostPID", "hostIPC"))
+    assert_operator_pod_locked_down(pod, run_as_user=name != "platform-uid")
     volumes = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     assert "emptyDir" in volumes[mounts["/tmp"]]

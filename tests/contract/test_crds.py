@@ -159,6 +159,8 @@ RULE_CASES = [
     (FSDP_JOB, {"numNodes": 2, "env": [{"name": "WORLD_SIZE", "value": "3"}]}),
     (FSDP_JOB, {"numNodes": 2, "env": [{"name": "PET_NNODES", "value": "3"}]}),
     (FSDP_JOB, {"numNodes": 2, "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]}),
+    (FSDP_JOB, {"numNodes": 2, "env": [{"name": "TOKEN", "value": "x", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}),
+    (FSDP_JOB, {"numNodes": 2, "env": [{"name": "TOKEN", "value": "", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}),
     (FSDP_JOB, {"numNodes": 2, "command": ["torchrun"], "trainer": {}}),
     (FSDP_JOB, {"numNodes": 2, "elastic": {"minNodes": 3}}),
     (FSDP_JOB, {"numNodes": 2, "elastic": {"minNodes": 1, "maxNodes": 3}}),

@@ -12,25 +12,21 @@ must still carry the spec's error schema.
 from __future__ import annotations
 
 import json
-from urllib.parse import parse_qsl
 
 import httpx
 import pytest
-import yaml
 from pinecone import ByocSpec, Pinecone, PodSpec, ServerlessSpec
 from pinecone.errors.exceptions import PineconeError
 
 from pinery.local.pinecone import EmulatorAdmin, PineconeEmulator
 from tests.conftest import shared_path
+from tests.contract.pinecone_openapi import label, load_spec, mock_request, openapi, request_problem
 
 pytest.importorskip("openapi_core")
-from openapi_core import OpenAPI  # noqa: E402
 from openapi_schema_validator import OAS30Validator  # noqa: E402
 
 KEY = "conformance-key"
 HEADERS = {"Api-Key": KEY, "X-Pinecone-Api-Version": "2025-10"}
-SPECS = {"control": "db_control_2025-10.oas.yaml", "data": "db_data_2025-10.oas.yaml"}
-HOSTS = {"control": "https://api.pinecone.io", "data": "https://idx-1234.svc.pinecone.io"}
 ERROR_SCHEMA = {"control": "ErrorResponse", "data": "rpcStatus"}
 # Operations that need integrated inference or bulk storage, which the emulator answers 501.
 NOT_EMULATED = {"upsertRecordsNamespace", "searchRecordsNamespace", "listBulkImports", "startBulkImport",
@@ -176,61 +172,39 @@ def exchanges():
         emu.stop_thread()
 
 
-def _drop_nulls(value):
-    if isinstance(value, dict):
-        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_nulls(v) for v in value]
-    return value
-
-
-def _request_body(raw: bytes) -> bytes:
-    """The SDK serialises unset optional fields of PodSpec as null, which Pinecone reads as absent
-    but the spec (no `nullable`) does not allow; compare the body without them."""
-    if not raw:
-        return raw
-    try:
-        return json.dumps(_drop_nulls(json.loads(raw))).encode()
-    except ValueError:
-        return raw
-
-
 def _validate(specs_dir, exchanges, plane):
-    doc = yaml.safe_load((specs_dir / SPECS[plane]).read_text())
-    api = OpenAPI.from_dict(doc)
+    doc = load_spec(specs_dir, plane)
+    api = openapi(doc)
     error_validator = OAS30Validator({**doc["components"]["schemas"][ERROR_SCHEMA[plane]],
                                       "components": doc["components"]})
     operations = {op["operationId"]: (path, method, op) for path, ops in doc["paths"].items()
                   for method, op in ops.items() if isinstance(op, dict) and "operationId" in op}
     problems, seen = [], set()
-    from openapi_core.testing import MockRequest, MockResponse
+    from openapi_core.testing import MockResponse
 
     for ex in (e for e in exchanges if e["plane"] == plane):
-        label = f"{ex['method']} {ex['path']}?{ex['query']} -> {ex['status']} ({ex['operation']})"
-        request = MockRequest(HOSTS[plane], ex["method"], ex["path"], args=parse_qsl(ex["query"]),
-                              headers=ex["headers"], data=_request_body(ex["body"]),
-                              content_type=ex["headers"].get("Content-Type", "application/json"))
+        where = label(ex)
+        request = mock_request(ex)
         response = MockResponse(ex["response"], status_code=ex["status"],
                                 content_type=ex["content_type"] or "application/json")
-        assert ex["operation"] in operations, f"{label}: the spec has no such operation"
+        assert ex["operation"] in operations, f"{where}: the spec has no such operation"
         seen.add((ex["operation"], ex["status"]))
         checked = ex["status"] not in (400, 422) and ex["operation"] not in NOT_EMULATED
         if checked and ex["headers"].get("X-Pinecone-Api-Version") == "2025-10":
-            try:
-                api.validate_request(request)
-            except Exception as exc:  # noqa: BLE001 - every validation failure is a finding
-                problems.append(f"request {label}: {exc} {getattr(exc, '__cause__', '')}")
+            problem = request_problem(api, ex)
+            if problem:
+                problems.append(problem)
         responses = operations[ex["operation"]][2]["responses"]
         status = str(ex["status"])
         if status in responses or f"{status[0]}XX" in responses:
             try:
                 api.validate_response(request, response)
             except Exception as exc:  # noqa: BLE001
-                problems.append(f"response {label}: {exc} {getattr(exc, '__cause__', '')} {ex['response'][:300]!r}")
+                problems.append(f"response {where}: {exc} {getattr(exc, '__cause__', '')} {ex['response'][:300]!r}")
         else:
             errors = list(error_validator.iter_errors(json.loads(ex["response"])))
             if errors or ex["status"] not in (400, 429, 500, 502, 503, 504):
-                problems.append(f"response {label}: undocumented status with body {ex['response'][:300]!r} {errors}")
+                problems.append(f"response {where}: undocumented status with body {ex['response'][:300]!r} {errors}")
     return problems, seen, operations
 
 

@@ -24,6 +24,7 @@ import yaml
 from pinery.local.cluster import LocalCluster
 from pinery.local.podrunner import processes
 from tests.conftest import REPO_ROOT
+from tests.security import secret_scan
 from tests.unit.kubectl_stub import kubectl_binary
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -90,9 +91,11 @@ def local_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMode]:
     kubectl_binary()
     state_dir = tmp_path_factory.mktemp("local")
     cluster = LocalCluster(state_dir, pinecone_ready_delay=0.5).start_in_thread()
+    secret_scan.watch(state_dir)  # the operator's and the pods' logs: no API key in them
     try:
         yield LocalMode(cluster, Kubectl(cluster.kubeconfig, state_dir))
     finally:
+        secret_scan.unwatch(state_dir)
         cluster.stop_thread()
         left = leftover_processes(cluster.state_dir)
         processes.kill_marked(processes.OWNER_VARIABLE, str((cluster.state_dir / "pods").resolve()))

@@ -394,18 +394,20 @@ def test_progress_from_rank0s_log_and_kubectl_get_wait_describe(plane, ns, kubel
 
 
 def test_refused_pod_creation_is_a_warning_and_the_startup_timeout_still_ends_the_job(plane, ns, kubelet, op):
-    # The API server refuses the pods: a label value the CRD cannot check but pod validation does.
-    h.create_job(plane, ns, "denied", numNodes=2, startupTimeoutSeconds=3, podTemplate={"labels": {"team": "not a label value"}})
+    # The API server refuses the pods: annotations within the CRD's limits one by one, but over
+    # the 256 KiB that pod metadata may hold together (the CRD does not add them up).
+    notes = {f"example.com/note-{i}": "x" * 60000 for i in range(5)}
+    h.create_job(plane, ns, "denied", numNodes=2, startupTimeoutSeconds=3, podTemplate={"annotations": notes})
     job = op.wait_condition("denied", "Running", "False", "FailedCreate")
     running = h.condition(job, "Running")["message"]
-    assert "node 0: FailedCreate: " in running and "not a label value" in running
+    assert "node 0: FailedCreate: " in running and "must have at most 262144 bytes" in running
     assert h.condition(job, "Created")["reason"] == "FailedCreate"
     assert [n["reason"] for n in h.status(job)["nodes"]] == ["FailedCreate", "FailedCreate"]
     warnings = [m for t, r, m in h.events(plane, ns, "denied") if (t, r) == ("Warning", "FailedCreate")]
     assert len(warnings) == 2 and warnings[0].startswith("node 0: the API server refused to create pod denied-node-0: ")
     job = op.wait_phase("denied", "Failed", timeout=10)
     failed = h.condition(job, "Failed")
-    assert failed["reason"] == "StartupTimeout" and "not a label value" in failed["message"]
+    assert failed["reason"] == "StartupTimeout" and "must have at most 262144 bytes" in failed["message"]
     # counted from the first attempt: started before, and at most a few seconds later
     assert h.status(job)["startTime"] <= failed["lastTransitionTime"]
     assert kubelet.pods("denied") == [] and kubelet.created("denied") == []

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StringConstraints,
     ValidationInfo,
     WithJsonSchema,
 )
@@ -71,17 +72,20 @@ def report_problems(problems: list[FieldError], info: ValidationInfo | None) -> 
 
 # --- Kubernetes value types -------------------------------------------------------------
 
-# resource.Quantity, as the Kubernetes API server's own schema writes it.
+# resource.Quantity as the Kubernetes API server's own schema writes it, without the sign: every
+# quantity pinery takes (resources, shared memory) must not be negative.
 QUANTITY_PATTERN = (
-    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"^\+?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
     r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
 _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
 
 
 def _check_quantity(value: Union[int, str]) -> Union[int, str]:
-    if isinstance(value, str) and not _QUANTITY_RE.match(value):
+    if isinstance(value, str) and not _QUANTITY_RE.fullmatch(value):
         raise ValueError(f"{value!r} is not a Kubernetes quantity (for example 512Mi, 2, 1.5Gi)")
+    if isinstance(value, int) and value < 0:
+        raise ValueError(f"{value} is negative")
     return value
 
 
@@ -92,10 +96,21 @@ Quantity = Annotated[
         {
             "x-kubernetes-int-or-string": True,
             "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "minimum": 0,
             "pattern": QUANTITY_PATTERN,
         }
     ),
 ]
+
+# Label keys, annotation keys and resource names: an optional DNS-subdomain prefix and '/', then
+# a name of at most 63 characters.
+QUALIFIED_NAME_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+QualifiedName = Annotated[str, StringConstraints(min_length=1, max_length=317, pattern=QUALIFIED_NAME_PATTERN)]
+LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+LabelValue = Annotated[str, StringConstraints(max_length=63, pattern=LABEL_VALUE_PATTERN)]
 
 # DNS-1123 subdomain: names of most Kubernetes objects (ConfigMaps, Secrets, ...).
 DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"

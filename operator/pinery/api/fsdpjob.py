@@ -16,8 +16,10 @@ from pydantic import (
 from pinery.api.base import (
     DNS_1035_PATTERN,
     ApiModel,
+    LabelValue,
     LocalObjectReference,
     ObjectName,
+    QualifiedName,
     Quantity,
     immutable,
     report_problems,
@@ -80,14 +82,13 @@ NprocPerNode = Annotated[
 ]
 
 ShortString = Annotated[str, StringConstraints(max_length=4096)]
-LabelMap = dict[
-    Annotated[str, StringConstraints(min_length=1, max_length=317)],
-    Annotated[str, StringConstraints(max_length=63)],
-]
-AnnotationMap = dict[
-    Annotated[str, StringConstraints(min_length=1, max_length=317)],
-    Annotated[str, StringConstraints(max_length=65536)],
-]
+# Keys and values as Kubernetes requires them of labels, node selectors and annotations: the
+# pods pinery makes from them would be refused otherwise.
+LabelMap = dict[QualifiedName, LabelValue]
+AnnotationMap = dict[QualifiedName, Annotated[str, StringConstraints(max_length=65536)]]
+# A volume's sub-path: relative, and no `..` element (as Kubernetes checks volume mounts).
+_PATH_ELEMENT = r"([^/]|[^/.][^/]|[^/][^/.]|[^/]{3,})"  # anything but '..' and '/'
+SUB_PATH_PATTERN = rf"^({_PATH_ELEMENT}(/{_PATH_ELEMENT}?)*)?$"
 
 
 class EnvVar(ApiModel):
@@ -102,19 +103,19 @@ class EnvVar(ApiModel):
     value: Optional[str] = Field(None, max_length=65536, description="Value of the variable.")
     value_from: Optional[OpaqueObject] = Field(
         None,
-        description="Source of the value (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).",
+        description="Source of the value (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef); not together with a non-empty value.",
     )
 
 
 class ResourceRequirements(ApiModel):
     """Compute resources of the training container, per node."""
 
-    limits: Optional[dict[Annotated[str, StringConstraints(max_length=253)], Quantity]] = Field(
+    limits: Optional[dict[QualifiedName, Quantity]] = Field(
         None,
         max_length=32,
         description="Maximum resources (cpu, memory, nvidia.com/gpu, ...).",
     )
-    requests: Optional[dict[Annotated[str, StringConstraints(max_length=253)], Quantity]] = Field(
+    requests: Optional[dict[QualifiedName, Quantity]] = Field(
         None,
         max_length=32,
         description="Requested resources; GPU requests decide nprocPerNode 'auto'.",
@@ -129,7 +130,10 @@ class VolumeMount(ApiModel):
         min_length=1, max_length=4096, pattern=r"^/", description="Absolute path of the mount."
     )
     read_only: Optional[bool] = Field(None, description="Mount read-only.")
-    sub_path: Optional[str] = Field(None, max_length=4096, description="Sub-path of the volume to mount.")
+    sub_path: Optional[str] = Field(
+        None, max_length=4096, pattern=SUB_PATH_PATTERN,
+        description="Sub-path of the volume to mount: relative, without '..' elements.",
+    )
 
 
 class Volume(ApiModel):
@@ -153,7 +157,7 @@ class PodTemplate(ApiModel):
     affinity: Optional[OpaqueObject] = Field(None, description="Affinity of the pods.")
     service_account_name: Optional[ObjectName] = Field(None, description="Service account the pods run as.")
     priority_class_name: Optional[ObjectName] = Field(None, description="Priority class of the pods.")
-    scheduler_name: Optional[ShortString] = Field(
+    scheduler_name: Optional[ObjectName] = Field(
         None, description="Scheduler of the pods (for example a gang scheduler such as volcano)."
     )
     runtime_class_name: Optional[ObjectName] = Field(None, description="Runtime class of the pods.")
@@ -173,7 +177,10 @@ class PodTemplate(ApiModel):
         description="Extra pod volumes (any Kubernetes volume source).",
     )
     volume_mounts: Optional[list[VolumeMount]] = Field(
-        None, max_length=64, description="Mounts of those volumes in the training container."
+        None,
+        max_length=64,
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["mountPath"]},
+        description="Mounts of those volumes in the training container; each mountPath once.",
     )
     image_pull_secrets: Optional[list[LocalObjectReference]] = Field(
         None, max_length=16, description="Secrets for pulling the image."
@@ -239,6 +246,7 @@ class FSDPJobSpec(ApiModel):
     image: Optional[ShortString] = Field(
         None,
         min_length=1,
+        pattern=r"^\S(.*\S)?$",
         json_schema_extra=immutable(),
         description="Container image. Defaults to the operator's configured trainer image.",
     )
@@ -320,6 +328,8 @@ class FSDPJobSpec(ApiModel):
         for i, var in enumerate(self.env or []):
             if is_reserved_env(var.name):
                 out.append(FieldError(f"spec.env[{i}].name", f"{var.name} is set by pinery and cannot be overridden"))
+            if var.value and var.value_from is not None:
+                out.append(FieldError(f"spec.env[{i}].valueFrom", "cannot be set together with a non-empty value"))
         if self.command is not None and self.trainer is not None:
             out.append(FieldError("spec.trainer", "is used only without spec.command; remove one of them"))
         if self.trainer is not None:
@@ -436,6 +446,11 @@ SPEC_RULES = (
     CelRule(
         rule="!has(self.env) || self.env.all(e, !(e.name in " + repr(sorted(RESERVED_ENV)) + ") && !e.name.startsWith('PET_') && !e.name.startsWith('PINERY_'))",
         message="env must not set the variables pinery sets (MASTER_ADDR, WORLD_SIZE, RANK, PET_*, PINERY_*, ...)",
+        field_path=".env",
+    ),
+    CelRule(
+        rule="!has(self.env) || self.env.all(e, !has(e.valueFrom) || !has(e.value) || e.value == '')",
+        message="env entries cannot have both a non-empty value and valueFrom",
         field_path=".env",
     ),
     CelRule(

@@ -25,6 +25,8 @@ _INDEX_NAME_RE = re.compile(INDEX_NAME_PATTERN)
 
 # Tag keys with this prefix are the operator's ownership tags.
 RESERVED_TAG_PREFIX = "pinery-"
+# Pinecone keeps at most 20 tags on an index, and the operator adds its three ownership tags.
+MAX_USER_TAGS = 17
 TAG_KEY_PATTERN = r"^[A-Za-z0-9_-]+$"
 TAG_VALUE_PATTERN = r"^[A-Za-z0-9;@_.+ -]+$"
 
@@ -179,9 +181,10 @@ class VectorIndexSpec(ApiModel):
     )
     tags: Optional[dict[TagKey, TagValue]] = Field(
         None,
-        max_length=100,
+        max_length=MAX_USER_TAGS,
         description=(
-            "Tags on the index. Keys: up to 80 letters, digits, '_' or '-'; values: up to 120 "
+            f"Tags on the index, at most {MAX_USER_TAGS} (Pinecone allows 20, and pinery adds 3 "
+            "ownership tags). Keys: up to 80 letters, digits, '_' or '-'; values: up to 120 "
             "letters, digits or ';@_-.+ '. Keys starting with 'pinery-' are reserved for the "
             "operator's ownership tags. Removing a key here removes the tag."
         ),
@@ -281,7 +284,7 @@ def metadata_problems(name: str | None, spec: dict) -> list[FieldError]:
     """Rules that involve metadata.name: it is the default index name."""
     if spec.get("indexName") or not name:
         return []
-    if len(name) > INDEX_NAME_MAX or not _INDEX_NAME_RE.match(name):
+    if len(name) > INDEX_NAME_MAX or not _INDEX_NAME_RE.fullmatch(name):
         return [
             FieldError(
                 "metadata.name",
@@ -401,6 +404,7 @@ VECTOR_INDEX = ResourceInfo(
                 "metadata.name is not a valid Pinecone index name (1-45 lowercase letters, "
                 "digits and '-'); set spec.indexName"
             ),
+            field_path=".metadata.name",
         ),
     ),
     metadata_problems=metadata_problems,

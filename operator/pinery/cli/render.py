@@ -53,14 +53,7 @@ def render_text(text: str, namespace: str, uid: str, settings) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import yaml
-
-    class _PlainDumper(yaml.SafeDumper):
-        """No `&id001` anchors: every object reads on its own."""
-
-        def ignore_aliases(self, data):
-            return True
-
+    from pinery import kube_yaml
     from pinery.settings import OperatorSettings
     from pinery.validation import validate_text
 
@@ -83,5 +76,5 @@ def run(args: argparse.Namespace) -> int:
         return 1
     children = [child for _, text in inputs for child in render_text(text, args.namespace, args.uid, settings)]
     if children:
-        sys.stdout.write(yaml.dump_all(children, Dumper=_PlainDumper, sort_keys=False, width=120))
+        sys.stdout.write(kube_yaml.dump_all(children, width=120))
     return 0

@@ -46,12 +46,12 @@ def name_problems(rtype: ResourceType, name: str, path: str = "metadata.name") -
     if (rtype.group, rtype.kind) in _LABEL_NAMED:
         if len(name) > 63:
             return [FieldError(path, f"Invalid value: {_quote(name)}: must be no more than 63 characters")]
-        if not DNS_LABEL.match(name):
+        if not DNS_LABEL.fullmatch(name):
             return [FieldError(path, f"Invalid value: {_quote(name)}: {_LABEL_MESSAGE}")]
         return []
     if len(name) > 253:
         return [FieldError(path, f"Invalid value: {_quote(name)}: must be no more than 253 characters")]
-    if not DNS_SUBDOMAIN.match(name):
+    if not DNS_SUBDOMAIN.fullmatch(name):
         return [FieldError(path, f"Invalid value: {_quote(name)}: {_SUBDOMAIN_MESSAGE}")]
     return []
 

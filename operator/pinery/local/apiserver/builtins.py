@@ -149,7 +149,11 @@ def _default_container(container: dict[str, Any]) -> None:
     tag = image.rsplit("/", 1)[-1]
     latest = "@" not in image and (":" not in tag or tag.endswith(":latest"))
     container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
-    container.setdefault("resources", {})
+    resources = container.setdefault("resources", {})
+    for kind in ("limits", "requests"):
+        if isinstance(resources.get(kind), dict):
+            # resource.Quantity is always served as a string (`cpu: 2` comes back as "2").
+            resources[kind] = {k: str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for k, v in resources[kind].items()}
     for port in container.get("ports") or []:
         port.setdefault("protocol", "TCP")
 

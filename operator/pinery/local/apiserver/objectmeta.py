@@ -37,6 +37,38 @@ def generated_name(prefix: str) -> str:
     return prefix + "".join(random.choice(_SUFFIX_ALPHABET) for _ in range(5))
 
 
+# ObjectMeta fields a body can get the JSON type of wrong, and the Go types the API server reads.
+_META_TYPES = {
+    "name": (str, "string"),
+    "generateName": (str, "string"),
+    "namespace": (str, "string"),
+    "resourceVersion": (str, "string"),
+    "uid": (str, "types.UID"),
+    "labels": (dict, "map[string]string"),
+    "annotations": (dict, "map[string]string"),
+    "finalizers": (list, "[]string"),
+    "ownerReferences": (list, "[]v1.OwnerReference"),
+}
+_JSON_TYPES = ((bool, "bool"), (str, "string"), ((int, float), "number"), (list, "array"), (dict, "object"))
+
+
+def _json_type(value: Any) -> str:
+    return next(name for kind, name in _JSON_TYPES if isinstance(value, kind))
+
+
+def decoding_error(meta: Any) -> str | None:
+    """Why `metadata` cannot be decoded as an ObjectMeta (a 400 on a real API server), or None."""
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        return f"json: cannot unmarshal {_json_type(meta)} into Go struct field .metadata of type v1.ObjectMeta"
+    for field, (kind, go_type) in _META_TYPES.items():
+        value = meta.get(field)
+        if value is not None and not isinstance(value, kind):
+            return f"json: cannot unmarshal {_json_type(value)} into Go struct field ObjectMeta.metadata.{field} of type {go_type}"
+    return None
+
+
 def metadata(obj: dict[str, Any]) -> dict[str, Any]:
     """obj["metadata"], created if absent (for objects being prepared, never stored ones)."""
     m = obj.get("metadata")

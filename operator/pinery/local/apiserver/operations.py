@@ -34,6 +34,7 @@ from pinery.local.apiserver.apply import apply_config
 from pinery.local.apiserver.conversion import present, to_storage
 from pinery.local.apiserver.objectmeta import (
     SERVER_FIELDS,
+    decoding_error,
     finalizers,
     generated_name,
     is_deleting,
@@ -174,6 +175,9 @@ class Api:
             raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({rtype.api_version})")
         if kind and kind != rtype.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rtype.kind})")
+        problem = decoding_error(body.get("metadata"))
+        if problem:
+            raise errors.bad_request(problem)
         return {"apiVersion": rtype.api_version, "kind": rtype.kind, **body}
 
     def _admit(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def _typed(body: dict, key: str, kind, type_label: str, required: bool = False):
 
 
 def check_name(name: str, what: str = "Name") -> str:
-    if not 1 <= len(name) <= 45 or not NAME_RE.match(name):
+    if not 1 <= len(name) <= 45 or not NAME_RE.fullmatch(name):
         raise bad_request(
             f"{what} '{name}' is invalid: it must be 1 to 45 characters, consist of lower case "
             "alphanumeric characters or '-', and start and end with an alphanumeric character.")
@@ -80,7 +80,7 @@ def check_tags(body: dict, allow_empty_values: bool = False) -> dict[str, str] |
     for key, value in tags.items():
         if not isinstance(value, str):
             raise unprocessable(f"invalid type for tag `{key}`: expected a string")
-        if not TAG_KEY_RE.match(key) or len(key) > 80:
+        if not TAG_KEY_RE.fullmatch(key) or len(key) > 80:
             raise bad_request(
                 f"Tag key '{key}' is invalid: use at most 80 characters, letters, digits, '_' or '-'.")
         if len(value) > 120 or (not value and not allow_empty_values):
