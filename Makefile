@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 FUZZ_EXAMPLES ?= 1000
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test fuzz bench bench-quick crds check-crds deploy check-deploy validate-examples clean
+.PHONY: help install demo test fuzz chaos faults bench bench-quick crds check-crds deploy check-deploy validate-examples clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -56,6 +56,23 @@ check-deploy: $(STAMP)  ## fail when the committed plain manifests are stale
 
 validate-examples: $(STAMP)  ## validate examples/ with `pinery validate`
 	$(BIN)/pinery validate -f examples/
+
+# The reliability suites' full forms (docs/reliability.md); `make test` runs their reduced forms.
+# Each run writes its JSON result under RELIABILITY_RESULTS, then the totals go to summary.json.
+RELIABILITY_RESULTS ?= benchmarks/results/reliability
+CHAOS_SEEDS ?= 1 2 3
+RELIABILITY_PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider --reliability-profile=full --reliability-results=$(RELIABILITY_RESULTS)
+
+chaos: $(STAMP)  ## operator chaos, full form: one run per seed in CHAOS_SEEDS, the operator SIGKILLed throughout
+	@mkdir -p $(RELIABILITY_RESULTS) && rm -f $(RELIABILITY_RESULTS)/chaos-full-seed*.json
+	@status=0; for seed in $(CHAOS_SEEDS); do \
+	  $(RELIABILITY_PYTEST) --reliability-seed=$$seed tests/e2e/test_reliability_chaos.py::test_operator_chaos || status=1; \
+	done; $(BIN)/python -m tests.reliability.summary $(RELIABILITY_RESULTS) || status=1; exit $$status
+
+faults: $(STAMP)  ## Pinecone faults and training faults (a rank SIGKILLed mid-run), full forms
+	@mkdir -p $(RELIABILITY_RESULTS)
+	@status=0; $(RELIABILITY_PYTEST) tests/e2e/test_reliability_pinecone_faults.py tests/e2e/test_reliability_training_faults.py || status=1; \
+	$(BIN)/python -m tests.reliability.summary $(RELIABILITY_RESULTS) || status=1; exit $$status
 
 clean:  ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache build *.egg-info

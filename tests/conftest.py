@@ -40,3 +40,23 @@ def run_pinery(*args: str, stdin: str | None = None, cwd: Path | None = None) ->
         cwd=cwd or REPO_ROOT,
         timeout=120,
     )
+
+
+# --- the reliability suites' profiles (tests/reliability, docs/reliability.md) -----------------
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("reliability", "reliability suites (chaos, Pinecone faults, training faults)")
+    group.addoption("--reliability-profile", choices=("reduced", "full"), default="reduced",
+                    help="reduced: the quick form `make test` runs; full: `make chaos` and `make faults`")
+    group.addoption("--reliability-seed", type=int, default=1, help="seed of the suites' random choices")
+    group.addoption("--reliability-results", type=Path, default=None,
+                    help="folder for the suites' JSON results (default: the test's temporary folder)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The full profile is long: such runs are slow tests, and get the time they need.
+    if config.getoption("--reliability-profile") == "full":
+        for item in items:
+            if "reliability" in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.slow)
+                item.add_marker(pytest.mark.timeout(3600))

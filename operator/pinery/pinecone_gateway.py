@@ -21,10 +21,12 @@ from typing import Any, Callable
 from pinery.vectorindex.errors import PineconeFailure, redact
 
 # The SDK retries retryable statuses itself, sleeping in our worker thread while it holds a
-# slot of the concurrency cap: one retry, after at most a few seconds, keeps that bounded; the
-# operator's own requeue honours the full Retry-After without holding anything.
+# slot of the concurrency cap: one retry, after at most a few seconds, keeps that bounded. A 429
+# is not among them: the SDK caps its wait at SDK_MAX_WAIT_SECONDS, and would come back sooner
+# than a longer Retry-After; the operator's own requeue honours it in full, holding nothing.
 SDK_MAX_RETRIES = 1
 SDK_MAX_WAIT_SECONDS = 2.0
+SDK_RETRYABLE_STATUSES = frozenset({408, 500, 502, 503, 504})
 SDK_TIMEOUT_SECONDS = 20.0
 _MAX_CLIENTS = 64
 
@@ -112,7 +114,8 @@ class PineconeGateway:
                     api_key=api_key,
                     host=self.host or None,
                     timeout=self.timeout,
-                    retry_config=RetryConfig(max_retries=SDK_MAX_RETRIES, max_wait=SDK_MAX_WAIT_SECONDS),
+                    retry_config=RetryConfig(max_retries=SDK_MAX_RETRIES, max_wait=SDK_MAX_WAIT_SECONDS,
+                                             retryable_status_codes=SDK_RETRYABLE_STATUSES),
                     source_tag="pinery",
                 )
                 self._clients[kid] = client

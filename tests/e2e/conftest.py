@@ -111,3 +111,19 @@ def example(name: str, **changes: Any) -> dict:
         section, _, field = key.partition("_")
         obj[section][field] = value
     return obj
+
+
+@dataclass
+class Reliability:
+    """The profile, seed and results folder chosen for the reliability suites."""
+
+    profile: str
+    seed: int
+    results: Path
+
+
+@pytest.fixture
+def reliability(request: pytest.FixtureRequest, tmp_path: Path) -> Reliability:
+    results = request.config.getoption("--reliability-results")
+    return Reliability(request.config.getoption("--reliability-profile"), request.config.getoption("--reliability-seed"),
+                       results.resolve() if results else tmp_path / "results")

@@ -38,6 +38,20 @@ def test_429_retry_after_is_honoured_by_the_sdk(pinecone_client, pinecone_admin)
     assert stats["responses"]["list_indexes"] == {"429": 1, "200": 1}
 
 
+def test_the_request_log_shows_when_a_client_came_back_after_a_429(pinecone_client, pinecone_admin):
+    pinecone_admin.add_fault("create_index", status=429, retry_after=0.5, times=1)
+    pinecone_client.create_index(name="logged", dimension=4, spec=ServerlessSpec(cloud="aws", region="us-east-1"), timeout=-1)
+    pinecone_client.describe_index("logged")
+    log = pinecone_admin.requests()
+    assert [(e["operation"], e["index"], e["status"], e["retryAfter"]) for e in log] == [
+        ("create_index", "logged", 429, 0.5), ("create_index", "logged", 201, None), ("describe_index", "logged", 200, None)]
+    assert log[1]["arrived"] - log[0]["answered"] >= 0.5  # the SDK waited out Retry-After
+    assert all(e["arrived"] <= e["answered"] for e in log)
+    assert [e["index"] for e in pinecone_admin.requests(since=log[1]["seq"])] == ["logged"]
+    pinecone_admin.reset_stats()
+    assert pinecone_admin.requests() == []
+
+
 def test_persistent_429_surfaces_as_rate_limit_error_with_retry_after(pinecone_client, pinecone_admin):
     pinecone_admin.add_fault("describe_index", status=429, retry_after=0.05)
     with pytest.raises(RateLimitError) as err:

@@ -105,3 +105,20 @@ def test_errors_are_classified_and_never_carry_the_key(pinecone_emulator, pineco
     pinecone_admin.add_fault("describe_index", status=503, times=5)
     down = run(failure(gw.describe(TEST_API_KEY, "x")))
     assert classify(down).reason == "PineconeUnavailable" and not classify(down).terminal
+
+
+def test_a_429_is_left_to_the_operator_which_honours_its_retry_after(pinecone_emulator, pinecone_admin):
+    """Found by the Pinecone fault suite: the SDK's own retry waits at most 2 s, sooner than a
+    longer Retry-After. The gateway does not let it retry a 429: the failure carries the
+    Retry-After to the operator's requeue. Other transient failures get one quick SDK retry."""
+    gw = PineconeGateway(pinecone_emulator.url)
+    pinecone_admin.add_fault("describe_index", status=429, retry_after=4, times=1)
+    with pytest.raises(PineconeCallError) as err:
+        run(gw.describe(TEST_API_KEY, "throttled"))
+    assert (err.value.failure.status, err.value.failure.retry_after) == (429, 4.0)
+    assert classify(err.value.failure).delay >= 4.0
+    assert [e["status"] for e in pinecone_admin.requests()] == [429]  # no early retry
+    pinecone_admin.reset_stats()
+    pinecone_admin.add_fault("describe_index", status=503, times=1)
+    assert run(gw.describe(TEST_API_KEY, "throttled")) is None
+    assert [e["status"] for e in pinecone_admin.requests()] == [503, 404]

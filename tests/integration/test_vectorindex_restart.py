@@ -101,3 +101,22 @@ def test_an_immutable_change_that_reaches_the_operator_is_refused_without_a_pine
         w.wait_gone("frozen")
         assert w.index("frozen") is None
         assert w.requests("create_index") == 1
+
+
+def test_protection_turned_on_while_the_operator_was_down_keeps_the_index(tmp_path):
+    """Found by the chaos suite: protection set in the spec, then the object deleted, both while
+    the operator was away. The finalizer must keep the index the spec protects, though the
+    configure call that would have protected it in Pinecone was never made."""
+    with world(tmp_path, with_operator=False) as w:
+        with running_operator(w.plane, w.emulator.url):
+            w.create("guarded")
+            w.wait_ready("guarded")
+        w.patch_spec("guarded", {"deletionProtection": True})
+        w.delete("guarded")
+        assert w.index("guarded")["deletion_protection"] == "disabled"
+        count = w.counting("delete_index", "configure_index")
+        with running_operator(w.plane, w.emulator.url):
+            w.wait_gone("guarded")
+            w.wait_event("guarded", "DeletionProtected", "Warning")
+        assert count() == {"delete_index": 0, "configure_index": 0}
+        assert w.index("guarded") is not None

@@ -218,6 +218,8 @@ def test_index_terminating_outside_is_waited_for():
         (spec(deletionPolicy="Retain"), index(), "release", "Retained"),
         (spec(), index(tags={}), "release", "NotOwned"),
         (spec(), index(deletion_protection="enabled"), "release", "DeletionProtected"),
+        # protection turned on in the spec, the object deleted before it reached Pinecone
+        (spec(deletionProtection=True), index(deletion_protection="disabled"), "release", "DeletionProtected"),
         (spec(), index(state="Terminating", ready=False), "wait", None),
         (spec(), index(), "delete", "Deleting"),
     ],

@@ -287,14 +287,27 @@ class LocalCluster:
         return self.operator
 
     def stop_operator(self, sig: int = signal.SIGTERM, timeout: float = 15) -> None:
-        if self.operator is not None and self.operator.poll() is None:
-            self.operator.send_signal(sig)
+        self._end(self.operator, sig, timeout)
+
+    def _end(self, operator: subprocess.Popen | None, sig: int, timeout: float = 15) -> None:
+        if operator is not None and operator.poll() is None:
+            operator.send_signal(sig)
             try:
-                self.operator.wait(timeout)
+                operator.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.operator.kill()
-                self.operator.wait()
+                operator.kill()
+                operator.wait()
         processes.kill_marked(processes.OWNER_VARIABLE, self.operator_marker)
+
+    async def restart_operator(self, sig: int = signal.SIGKILL, down: float = 0.0) -> int:
+        """End the operator with `sig` (SIGKILL: as a node failure would), leave it down for
+        `down` seconds, and start a new one; its pid. The supervisor's backoff is not involved:
+        this is for tests that kill the operator many times (run it on local mode's loop)."""
+        old, self.operator = self.operator, None  # the supervisor leaves it alone meanwhile
+        await asyncio.to_thread(self._end, old, sig)
+        if down > 0:
+            await asyncio.sleep(down)
+        return self.start_operator().pid
 
     async def _supervise_operator(self) -> None:
         """Restart the operator if it dies (as a Deployment would)."""

@@ -209,7 +209,9 @@ def decide_deletion(
         return DeletionStep("release", Event("Normal", "Retained", f"deletionPolicy is Retain: index {name} was left in Pinecone"))
     if not is_owned_by(index, who.cluster, who.namespace, who.name):
         return DeletionStep("release", Event("Warning", "NotOwned", f"index {name} is not managed by this object; it was left in Pinecone"))
-    if index.get("deletion_protection") == "enabled":
+    # The spec's protection counts even before it reached Pinecone: an object deleted right
+    # after protection was turned on must not lose its index to a configure call not yet made.
+    if index.get("deletion_protection") == "enabled" or spec.deletion_protection:
         msg = (
             f"index {name} has deletion protection, so it was retained; disable protection and "
             "delete it in Pinecone if it is no longer needed"

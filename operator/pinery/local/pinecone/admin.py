@@ -6,7 +6,9 @@
     POST   /_emulator/faults              add one rule
     DELETE /_emulator/faults              remove every rule
     GET    /_emulator/stats               request/response counters by operation
-    DELETE /_emulator/stats               reset the counters
+    DELETE /_emulator/stats               reset the counters and the request log
+    GET    /_emulator/requests?since=N    the request log after sequence number N: operation, index,
+                                          arrival and answer times, status, Retry-After
     GET    /_emulator/settings            delays, index quota, names that fail initialization
     PATCH  /_emulator/settings            change some of them
     POST   /_emulator/flush               write pending vector data to the state directory now
@@ -84,6 +86,14 @@ async def reset_stats(request: web.Request) -> web.Response:
     return web.json_response(request.app[EMULATOR].faults.stats())
 
 
+async def get_requests(request: web.Request) -> web.Response:
+    try:
+        since = int(request.query.get("since", "0"))
+    except ValueError:
+        return _error("since must be a whole number")
+    return web.json_response(request.app[EMULATOR].faults.requests_since(since))
+
+
 async def get_settings(request: web.Request) -> web.Response:
     return web.json_response(request.app[EMULATOR].settings.as_json())
 
@@ -109,6 +119,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_delete(f"{PREFIX}/faults", clear_faults)
     app.router.add_get(f"{PREFIX}/stats", get_stats)
     app.router.add_delete(f"{PREFIX}/stats", reset_stats)
+    app.router.add_get(f"{PREFIX}/requests", get_requests)
     app.router.add_get(f"{PREFIX}/settings", get_settings)
     app.router.add_patch(f"{PREFIX}/settings", patch_settings)
     app.router.add_post(f"{PREFIX}/flush", flush)

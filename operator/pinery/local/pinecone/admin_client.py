@@ -53,6 +53,11 @@ class EmulatorAdmin:
     def reset_stats(self) -> dict:
         return self._call("DELETE", "/stats")
 
+    def requests(self, since: int = 0) -> list[dict]:
+        """The request log (oldest first): operation, index, arrived, answered (epoch seconds),
+        status (0: dropped) and retryAfter of each request after sequence number `since`."""
+        return self._call("GET", f"/requests?since={int(since)}")["requests"]
+
     # settings
     def settings(self) -> dict:
         return self._call("GET", "/settings")

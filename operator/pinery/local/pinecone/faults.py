@@ -5,16 +5,21 @@ requests: answer an error status (429 carries Retry-After), delay the answer, or
 connection without an answer. A rule may be limited to its next `times` matches, which makes
 "fail twice, then succeed" deterministic. Draws come from one seeded generator, so a run with
 the same seed and the same request order injects the same faults.
+
+Beside the counters, a bounded log keeps each request's operation, index, arrival and answer
+times, status and Retry-After, so that a test can check when a client came back after a 429.
 """
 
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 KINDS = ("status", "delay", "drop")
+# Requests kept in the log (the oldest go first); a few MB at most.
+LOG_SIZE = 20_000
 
 
 @dataclass
@@ -71,6 +76,8 @@ class Faults:
         self.requests: Counter[str] = Counter()
         self.responses: dict[str, Counter[str]] = defaultdict(Counter)
         self.injected: Counter[str] = Counter()
+        self.log: deque[dict[str, Any]] = deque(maxlen=LOG_SIZE)
+        self.logged = 0  # requests logged since the last reset (the log keeps the last LOG_SIZE)
 
     def configure(self, doc: dict[str, Any]) -> None:
         """Replace the rules (and reseed when a seed is given)."""
@@ -116,6 +123,20 @@ class Faults:
     def count_response(self, operation: str, status: int) -> None:
         self.responses[operation][str(status)] += 1
 
+    def record(self, operation: str, index: str | None, arrived: float, answered: float, status: int,
+               retry_after: str | None = None) -> None:
+        """Log one answered (or dropped: status 0) request; times are the emulator's wall clock."""
+        self.logged += 1
+        self.log.append({
+            "seq": self.logged, "operation": operation, "index": index, "arrived": arrived,
+            "answered": answered, "status": status, "retryAfter": _seconds(retry_after),
+        })
+
+    def requests_since(self, seq: int = 0) -> dict[str, Any]:
+        """Logged requests with a sequence number above `seq`, oldest first."""
+        entries = [entry for entry in self.log if entry["seq"] > seq]
+        return {"requests": entries, "logged": self.logged, "lost": max(0, self.logged - len(self.log) - seq)}
+
     def stats(self) -> dict[str, Any]:
         return {
             "requests": dict(self.requests),
@@ -128,3 +149,12 @@ class Faults:
         self.requests.clear()
         self.responses.clear()
         self.injected.clear()
+        self.log.clear()
+        self.logged = 0
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return float(value) if value else None
+    except ValueError:  # an HTTP date: the emulator never sends one
+        return None

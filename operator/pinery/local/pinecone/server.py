@@ -9,8 +9,10 @@ benchmarks live under `/_emulator/`, a path the real API does not use.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -62,6 +64,17 @@ class Settings:
                 if value < 0:
                     raise ValueError(f"{key} must be >= 0")
             setattr(self, key, value)
+
+
+async def _index_of(request: web.Request, operation: str) -> str | None:
+    """The index a request is about: from its path, or the body of a create."""
+    name = request.match_info.get("index_name")
+    if name is None and operation == "create_index":
+        try:
+            name = json.loads(await request.read()).get("name")
+        except (ValueError, AttributeError, ConnectionError):
+            name = None
+    return name if isinstance(name, str) else None
 
 
 class PineconeEmulator:
@@ -159,6 +172,7 @@ class PineconeEmulator:
         if request.path.startswith(admin.PREFIX):
             return await handler(request)
         operation = request.match_info.route.name or "unknown"
+        arrived = time.time()
         self.faults.count_request(operation)
         plane = "data" if operation in DATA_OPERATIONS or request.path.startswith("/index/") else "control"
         try:
@@ -167,6 +181,7 @@ class PineconeEmulator:
                 await asyncio.sleep(decision.delay)
             if decision.drop:
                 self.faults.count_response(operation, 0)
+                self.faults.record(operation, await _index_of(request, operation), arrived, time.time(), 0)
                 if request.transport is not None:
                     request.transport.abort()
                 raise asyncio.CancelledError()
@@ -198,6 +213,8 @@ class PineconeEmulator:
             err = ApiError(500, "Internal server error", "INTERNAL" if plane == "data" else "UNKNOWN")
             response = web.json_response(err.data_body() if plane == "data" else err.control_body(), status=500)
         self.faults.count_response(operation, response.status)
+        self.faults.record(operation, await _index_of(request, operation), arrived, time.time(), response.status,
+                           response.headers.get("Retry-After"))
         if self.exchanges is not None:
             await self._record(request, response, operation, plane)
         return response

@@ -1,0 +1,40 @@
+"""Operator chaos in local mode: VectorIndex and FSDPJob lifecycles while the operator is
+SIGKILLed and restarted at seeded random moments (tests/reliability/chaos.py). The reduced
+profile runs in `make test`; `make chaos` runs the full one and records its numbers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+
+import pytest
+
+from tests.reliability.chaos import PROFILES, run_chaos
+from tests.reliability.harness import operators_running, start_local_mode, write_result
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def chaos_mode(tmp_path):
+    cluster = start_local_mode(tmp_path / "local")
+    yield cluster
+    cluster.stop_thread()
+
+
+def test_restarting_the_operator_leaves_exactly_one_running(chaos_mode):
+    first = chaos_mode.operator.pid
+    pid = chaos_mode.run_coroutine(chaos_mode.restart_operator(signal.SIGKILL, down=1.5))
+    assert pid != first and chaos_mode.operator.pid == pid
+    # The supervisor (which restarts a dead operator after a second) did not start another.
+    assert operators_running(chaos_mode) == 1
+
+
+def test_operator_chaos(chaos_mode, reliability):
+    profile = PROFILES[reliability.profile]
+    result = asyncio.run(run_chaos(chaos_mode, profile, reliability.seed))
+    path = write_result(reliability.results, f"chaos-{reliability.profile}-seed{reliability.seed}", {"profile": reliability.profile, **result})
+    print(json.dumps(result, indent=2))
+    assert result["kills"] >= 3, f"too few kills to mean anything: {path}"
+    assert result["violations"] == [], f"{len(result['violations'])} violations (details in {path}):\n" + "\n".join(result["violations"])

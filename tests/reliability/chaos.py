@@ -1,0 +1,417 @@
+"""Operator chaos: mixed VectorIndex and FSDPJob lifecycles while the operator process is
+SIGKILLed and restarted at seeded random moments; afterwards the invariants of
+`tests.reliability.invariants` must hold.
+
+Each wave starts one of every lifecycle below, at staggered moments; the killer runs through
+all waves. Lifecycles act as a user would (create, patch, delete through the API) and, by a
+seeded coin, either wait for the operator to catch up or go on at once, so that changes land
+in the middle of creations, scalings and restarts. FSDPJobs run a cheap script (no torch): a
+given rank fails on its first attempts, and the work done survives in a volume, as a
+checkpoint would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import textwrap
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from pinery.local.cluster import LocalCluster
+from pinery.local.kubeclient import KubeClient
+from pinery.local.pinecone import EmulatorAdmin
+from pinery.pinecone_gateway import index_to_dict
+from tests.integration.trainer_harness import free_port
+from tests.reliability.harness import Api, Driver, OperatorKiller, operators_running, pod_processes, secret_leaks, wait_until
+from tests.reliability.invariants import JOB, VI, Expect, World, summary, violations
+
+NAMESPACE = "chaos"
+CLUSTER_NAME = "local"  # LocalCluster's PINERY_CLUSTER_NAME
+SCRIPT_CONFIG_MAP = "chaos-job-script"
+PROGRESS_CLAIM = "chaos-progress"
+
+
+@dataclass(frozen=True)
+class Profile:
+    waves: int
+    kill_interval: tuple[float, float]  # seconds between kills
+    down: tuple[float, float]  # seconds the operator stays down
+    step_timeout: float  # how long a lifecycle waits for the operator at one step
+    converge_timeout: float  # how long everything may take to converge once the kills stop
+    wait_share: float = 0.6  # the chance that a lifecycle waits for the operator after a change
+
+
+PROFILES = {
+    "reduced": Profile(waves=3, kill_interval=(1.0, 4.0), down=(0.0, 1.0), step_timeout=45, converge_timeout=90),
+    "full": Profile(waves=15, kill_interval=(0.5, 4.0), down=(0.0, 1.5), step_timeout=90, converge_timeout=180),
+}
+
+# Sleeps WORK_SECONDS in steps, keeping what it did in a volume (as a checkpoint would), so a
+# resumed or restarted gang only does what is left. Rank FAIL_RANK exits FAIL_CODE on attempts
+# below FAIL_ATTEMPTS. Rank 0 listens on the master port until every other node's init
+# container has connected (they wait for it).
+JOB_SCRIPT = textwrap.dedent("""
+    import os, socket, sys, time
+    from pathlib import Path
+
+    rank, nodes = int(os.environ["NODE_RANK"]), int(os.environ["NNODES"])
+    attempt = int(os.environ["PINERY_ATTEMPT"])
+    if rank == 0:
+        server = socket.socket()
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("0.0.0.0", int(os.environ["MASTER_PORT"])))
+        server.listen(16)
+        server.settimeout(300)
+        for _ in range(nodes - 1):
+            server.accept()[0].close()
+    if rank == int(os.environ["FAIL_RANK"]) and attempt < int(os.environ["FAIL_ATTEMPTS"]):
+        print(f"rank {rank}: failing on attempt {attempt}", flush=True)
+        sys.exit(int(os.environ["FAIL_CODE"]))
+    progress = Path(os.environ["PROGRESS_DIR"]) / f"rank{rank}"
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    done = float(progress.read_text() or 0) if progress.exists() else 0.0
+    while done < float(os.environ["WORK_SECONDS"]):
+        time.sleep(0.25)
+        done += 0.25
+        progress.write_text(str(done))
+    print(f"rank {rank}: done on attempt {attempt}", flush=True)
+""")
+
+
+def vector_index(name: str, *, pod: bool = False, tags: dict | None = None, protection: bool = False,
+                 policy: str = "Delete", adopt: bool = False) -> dict:
+    spec: dict[str, Any] = {"dimension": 8, "metric": "cosine", "deletionPolicy": policy, "deletionProtection": protection}
+    if pod:
+        spec["pod"] = {"environment": "us-east1-gcp", "podType": "p1.x1", "replicas": 1}
+    else:
+        spec["serverless"] = {"cloud": "aws", "region": "us-east-1"}
+    if tags:
+        spec["tags"] = tags
+    if adopt:
+        spec["adoptExisting"] = True
+    return {"apiVersion": "pinery.dev/v1alpha1", "kind": VI, "metadata": {"name": name}, "spec": spec}
+
+
+def fsdp_job(name: str, *, work: float, fail_attempts: int = 0, max_restarts: int = 0) -> dict:
+    env = {"WORK_SECONDS": str(work), "PROGRESS_DIR": f"/progress/{name}", "FAIL_RANK": "1",
+           "FAIL_ATTEMPTS": str(fail_attempts), "FAIL_CODE": "3"}
+    return {
+        "apiVersion": "pinery.dev/v1alpha1",
+        "kind": JOB,
+        "metadata": {"name": name},
+        "spec": {
+            "numNodes": 2,
+            "nprocPerNode": 1,
+            "masterPort": free_port(),
+            "command": ["python", "/opt/job/work.py"],
+            "env": [{"name": k, "value": v} for k, v in env.items()],
+            "maxRestarts": max_restarts,
+            "startupTimeoutSeconds": 300,
+            "podTemplate": {
+                "terminationGracePeriodSeconds": 2,
+                "volumes": [
+                    {"name": "script", "configMap": {"name": SCRIPT_CONFIG_MAP}},
+                    {"name": "progress", "persistentVolumeClaim": {"claimName": PROGRESS_CLAIM}},
+                ],
+                "volumeMounts": [{"name": "script", "mountPath": "/opt/job"}, {"name": "progress", "mountPath": "/progress"}],
+            },
+        },
+    }
+
+
+@dataclass
+class Context(Driver):
+    """The driver, plus what only the chaos lifecycles need."""
+
+    pinecone_url: str = ""
+    api_key: str = ""
+    wait_share: float = 0.6
+
+    async def maybe_synced(self, name: str, rng: random.Random) -> None:
+        """By a seeded coin: wait for the operator to catch up, or go on after a moment."""
+        if rng.random() < self.wait_share:
+            await self.synced(name)
+        else:
+            await asyncio.sleep(rng.uniform(0, 1.5))
+
+    async def create_index_by_hand(self, name: str, tags: dict[str, str]) -> None:
+        """An index made outside pinery (by Terraform, say), through the SDK."""
+        def create() -> None:
+            from pinecone import Pinecone, ServerlessSpec
+
+            pc = Pinecone(api_key=self.api_key, host=self.pinecone_url)
+            try:
+                pc.create_index(name=name, dimension=8, metric="cosine", tags=tags,
+                                spec=ServerlessSpec(cloud="aws", region="us-east-1"), timeout=-1)
+            finally:
+                pc.close()
+
+        await asyncio.to_thread(create)
+
+
+# --- VectorIndex lifecycles ----------------------------------------------------------------
+# Each returns how it must end. A delete right after turning protection off waits for the
+# operator first: a delete that reaches an index still protected keeps it, by design.
+
+async def tags_and_protection(ctx: Context, name: str, rng: random.Random) -> Expect:
+    await ctx.api.create(vector_index(name, tags={"team": "a"}))
+    await ctx.maybe_synced(name, rng)
+    await ctx.patch_spec(VI, name, {"tags": {"team": "b", "tier": "gold"}})
+    await ctx.maybe_synced(name, rng)
+    await ctx.patch_spec(VI, name, {"deletionProtection": True})
+    await ctx.maybe_synced(name, rng)
+    await ctx.patch_spec(VI, name, {"deletionProtection": False})
+    settled = await ctx.synced(name)
+    await ctx.delete(VI, name)
+    return Expect(VI, name, live=False, index=name, kept=False if settled else None)
+
+
+async def pod_scaling(ctx: Context, name: str, rng: random.Random, keep: bool) -> Expect:
+    await ctx.api.create(vector_index(name, pod=True))
+    await ctx.maybe_synced(name, rng)
+    await ctx.patch_spec(VI, name, {"pod": {"replicas": 2}})
+    await ctx.maybe_synced(name, rng)
+    await ctx.patch_spec(VI, name, {"pod": {"podType": "p1.x2"}})
+    if keep:
+        return Expect(VI, name, index=name, replicas=2, pod_type="p1.x2")
+    await ctx.maybe_synced(name, rng)
+    await ctx.delete(VI, name)
+    return Expect(VI, name, live=False, index=name, kept=False)
+
+
+async def retain_then_apply_again(ctx: Context, name: str, rng: random.Random) -> Expect:
+    """Deleted with Retain, applied again (as GitOps does): the new object finds its index by
+    the ownership tags; then deleted for good."""
+    await ctx.api.create(vector_index(name, policy="Retain"))
+    await ctx.maybe_synced(name, rng)
+    await ctx.delete(VI, name)
+    await ctx.api.create(vector_index(name, tags={"again": "yes"}))
+    await ctx.maybe_synced(name, rng)
+    taken_on = await ctx.delete(VI, name)
+    # Created and deleted while the operator was away, the new object never managed the index.
+    return Expect(VI, name, live=False, index=name, kept=not taken_on)
+
+
+async def protect_then_delete(ctx: Context, name: str, rng: random.Random) -> Expect:
+    """Protection turned on, then the object deleted, perhaps before the operator acted on it:
+    the spec asked for protection, so the index must stay (if it was ever made)."""
+    await ctx.api.create(vector_index(name))
+    await ctx.maybe_synced(name, rng)
+    await ctx.patch_spec(VI, name, {"deletionProtection": True})
+    await asyncio.sleep(rng.uniform(0, 1.0))
+    await ctx.delete(VI, name)
+    return Expect(VI, name, live=False, index=name, kept=True)
+
+
+async def not_owned(ctx: Context, name: str, rng: random.Random) -> Expect:
+    """An index someone else made: refused (NotOwned), and left alone on deletion."""
+    await ctx.create_index_by_hand(name, {"owner": "terraform"})
+    await ctx.api.create(vector_index(name))
+    if rng.random() < ctx.wait_share:
+        await ctx.synced(name, reason="NotOwned")
+    await ctx.delete(VI, name)
+    return Expect(VI, name, live=False, index=name, kept=True)
+
+
+async def quick_delete(ctx: Context, name: str, rng: random.Random) -> Expect:
+    await ctx.api.create(vector_index(name, pod=rng.random() < 0.5))
+    await asyncio.sleep(rng.uniform(0, 1.5))
+    await ctx.delete(VI, name)
+    return Expect(VI, name, live=False, index=name, kept=False)
+
+
+async def live_serverless(ctx: Context, name: str, rng: random.Random) -> Expect:
+    await ctx.api.create(vector_index(name, tags={"team": "search"}))
+    await ctx.maybe_synced(name, rng)
+    await ctx.patch_spec(VI, name, {"tags": {"team": "search", "env": "prod"}, "deletionProtection": True})
+    return Expect(VI, name, index=name, tags={"team": "search", "env": "prod"}, protection=True)
+
+
+async def adopt(ctx: Context, name: str, rng: random.Random) -> Expect:
+    """An existing index taken over with adoptExisting: its foreign tags give way to the spec's."""
+    await ctx.create_index_by_hand(name, {"owner": "terraform"})
+    await ctx.api.create(vector_index(name, tags={"team": "adopted"}, adopt=True))
+    return Expect(VI, name, index=name, tags={"team": "adopted"})
+
+
+# --- FSDPJob lifecycles ----------------------------------------------------------------------
+
+async def job_runs(ctx: Context, name: str, rng: random.Random, fail_attempts: int, max_restarts: int) -> Expect:
+    await ctx.api.create(fsdp_job(name, work=rng.uniform(1, 3), fail_attempts=fail_attempts, max_restarts=max_restarts))
+    failed = fail_attempts > max_restarts
+    await ctx.job_phase(name, "Failed" if failed else "Succeeded")
+    return Expect(JOB, name, phase="Failed" if failed else "Succeeded", restarts=min(fail_attempts, max_restarts))
+
+
+async def suspend_and_resume(ctx: Context, name: str, rng: random.Random) -> Expect:
+    await ctx.api.create(fsdp_job(name, work=8))
+    await ctx.job_phase(name, "Running")
+    await asyncio.sleep(rng.uniform(0, 2))
+    await ctx.patch_spec(JOB, name, {"suspend": True})
+    await ctx.job_phase(name, "Suspended", "Succeeded")
+    await asyncio.sleep(rng.uniform(0, 2))
+    await ctx.patch_spec(JOB, name, {"suspend": False})
+    await ctx.job_phase(name, "Succeeded")
+    return Expect(JOB, name, phase="Succeeded", restarts=0)
+
+
+async def delete_running(ctx: Context, name: str, rng: random.Random) -> Expect:
+    await ctx.api.create(fsdp_job(name, work=120))
+    await ctx.job_phase(name, "Running")
+    await asyncio.sleep(rng.uniform(0, 2))
+    await ctx.delete(JOB, name)
+    return Expect(JOB, name, live=False)
+
+
+Lifecycle = Callable[[Context, str, random.Random], Awaitable[Expect]]
+LIFECYCLES: dict[str, Lifecycle] = {
+    "vi-tags": tags_and_protection,
+    "vi-scale": lambda ctx, name, rng: pod_scaling(ctx, name, rng, keep=False),
+    "vi-scale-keep": lambda ctx, name, rng: pod_scaling(ctx, name, rng, keep=True),
+    "vi-retain": retain_then_apply_again,
+    "vi-protect": protect_then_delete,
+    "vi-notowned": not_owned,
+    "vi-quick": quick_delete,
+    "vi-live": live_serverless,
+    "vi-adopt": adopt,
+    "job-ok": lambda ctx, name, rng: job_runs(ctx, name, rng, fail_attempts=0, max_restarts=1),
+    "job-flaky": lambda ctx, name, rng: job_runs(ctx, name, rng, fail_attempts=1, max_restarts=2),
+    "job-twice": lambda ctx, name, rng: job_runs(ctx, name, rng, fail_attempts=2, max_restarts=3),
+    "job-doomed": lambda ctx, name, rng: job_runs(ctx, name, rng, fail_attempts=9, max_restarts=1),
+    "job-suspend": suspend_and_resume,
+    "job-delete": delete_running,
+}
+
+
+# --- the run -----------------------------------------------------------------------------
+
+async def prepare(api: Api) -> None:
+    await api.create_namespace()
+    await api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": SCRIPT_CONFIG_MAP},
+                      "data": {"work.py": JOB_SCRIPT}})
+    await api.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": PROGRESS_CLAIM},
+                      "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}})
+
+
+class RequestLog:
+    """The emulator's request log, read as it grows (it keeps only the latest entries)."""
+
+    def __init__(self, admin: EmulatorAdmin):
+        self.admin, self.entries = admin, []
+
+    def read(self) -> list[dict]:
+        since = self.entries[-1]["seq"] if self.entries else 0
+        self.entries += self.admin.requests(since=since)
+        return self.entries
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await asyncio.to_thread(self.read)
+            try:
+                await asyncio.wait_for(stop.wait(), 2.0)
+            except asyncio.TimeoutError:
+                pass
+
+
+async def snapshot(cluster: LocalCluster, api: Api, log: RequestLog) -> World:
+    def indexes() -> dict[str, dict]:
+        from pinecone import Pinecone
+
+        pc = Pinecone(api_key=cluster.state.api_key, host=cluster.pinecone_url)
+        try:
+            return {model.name: index_to_dict(model) for model in pc.list_indexes()}
+        finally:
+            pc.close()
+
+    vis, jobs = await api.list(VI), await api.list(JOB)
+    events = await api.list("Event")
+    texts = {"the operator's log": (cluster.state_dir / "operator.log").read_text(errors="replace"),
+             "Events": repr(events), "statuses": repr([o.get("status") for o in [*vis, *jobs]])}
+    return World(
+        namespace=api.namespace,
+        cluster_name=CLUSTER_NAME,
+        vectorindexes={o["metadata"]["name"]: o for o in vis},
+        jobs={o["metadata"]["name"]: o for o in jobs},
+        pods=[{**p, "kind": "Pod"} for p in await api.list("Pod")],
+        services=[{**s, "kind": "Service"} for s in await api.list("Service")],
+        indexes=await asyncio.to_thread(indexes),
+        requests=await asyncio.to_thread(log.read),
+        # every job has ended or gone once converged: no pod process may be left
+        stray_processes=pod_processes(cluster),
+        leaks=secret_leaks(cluster.state.api_key, texts),
+    )
+
+
+async def run_chaos(cluster: LocalCluster, profile: Profile, seed: int) -> dict[str, Any]:
+    """Run the waves under the killer, then wait for convergence and check the invariants."""
+    client = KubeClient.from_kubeconfig(cluster.kubeconfig)
+    api = Api(client, NAMESPACE)
+    admin = EmulatorAdmin(cluster.pinecone_url)
+    log = RequestLog(admin)
+    ctx = Context(api, profile.step_timeout, pinecone_url=cluster.pinecone_url, api_key=cluster.state.api_key,
+                  wait_share=profile.wait_share)
+    rng = random.Random(seed)
+    killer = OperatorKiller(cluster, random.Random(rng.random()), profile.kill_interval, profile.down, say=ctx.say)
+    expects: list[Expect] = []
+    started = time.monotonic()
+    try:
+        await prepare(api)
+        stop = asyncio.Event()
+        background = [asyncio.create_task(killer.run(stop)), asyncio.create_task(log.follow(stop))]
+        for wave in range(profile.waves):
+            tasks = []
+            for kind, lifecycle in LIFECYCLES.items():
+                own = random.Random(rng.random())  # each lifecycle its own stream: concurrency cannot shift draws
+
+                async def one(kind=kind, lifecycle=lifecycle, own=own) -> Expect:
+                    await asyncio.sleep(own.uniform(0, 3))
+                    ctx.say(f"{kind}-{wave}: start")
+                    expect = await lifecycle(ctx, f"{kind}-{wave}", own)
+                    ctx.say(f"{kind}-{wave}: done")
+                    return expect
+
+                tasks.append(one())
+            expects += await asyncio.gather(*tasks)
+        chaos_seconds = time.monotonic() - started
+        stop.set()
+        await asyncio.gather(*background)
+
+        converge_started = time.monotonic()
+        world = None
+
+        async def converged():
+            nonlocal world
+            world = await snapshot(cluster, api, log)
+            found = violations(world, expects)
+            ctx.say(f"converging: {len(found)} violations" + "".join(f"\n    {v}" for v in found[:8]))
+            return not found
+
+        settled = await wait_until(converged, profile.converge_timeout, interval=2.0)
+        found = violations(world, expects) if world is not None else ["no snapshot could be taken"]
+        operators = operators_running(cluster)
+        if operators != 1:
+            found.append(f"{operators} operator processes run after the chaos (expected 1)")
+        requests = log.entries
+        return {
+            "seed": seed,
+            "kills": killer.kills,
+            "lifecycles": len(expects),
+            "lifecyclesByEnding": summary(expects),
+            "violations": found,
+            "stalls": ctx.stalls,
+            "seconds": {"chaos": round(chaos_seconds, 1),
+                        "convergence": round(time.monotonic() - converge_started, 1) if settled else None},
+            "operatorUptimeAtKill": {"min": min(killer.uptimes, default=None), "max": max(killer.uptimes, default=None)},
+            "pineconeRequests": _count_by_operation(requests),
+        }
+    finally:
+        await client.close()
+
+
+def _count_by_operation(requests: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for entry in requests:
+        counts[entry["operation"]] = counts.get(entry["operation"], 0) + 1
+    return dict(sorted(counts.items()))
