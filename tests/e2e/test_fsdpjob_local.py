@@ -171,3 +171,64 @@ def test_the_built_in_trainer_trains_with_progress_in_the_status(local_mode):
     assert next(line for line in lines if line.get("event") == "start")["worldSize"] == 2
     assert progress["loss"] == pytest.approx(steps[-1]["loss"])
     assert "12" in kubectl("get", "fsdpjob", "trainer-e2e").stdout  # the STEP column
+
+
+# Elastic: node 2's first pod trains two rounds and is then lost with its torchrun agent (as
+# when a machine dies). The survivors' agents re-rendezvous inside their own pods; the pod
+# pinery starts for node 2 joins them, and the job finishes only in a group of three.
+ELASTIC = textwrap.dedent("""
+    import json, os, signal, sys, time
+    from datetime import timedelta
+    from pathlib import Path
+
+    import torch
+    import torch.distributed as dist
+
+    attempt = int(Path(os.environ["ATTEMPT_FILE"]).read_text())
+    node = int(os.environ["NODE_RANK"])
+    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    world = dist.get_world_size()
+    for round in range(3):
+        total = torch.ones(1)
+        dist.all_reduce(total)
+        assert total.item() == world
+        if node == 2 and attempt == 0 and round == 1:
+            print("node 2: losing the whole node", flush=True)
+            os.kill(os.getppid(), signal.SIGKILL)
+            os._exit(1)
+        time.sleep(0.5)
+    if world < 3:
+        time.sleep(120)  # torchrun restarts this worker when node 2's new pod joins
+        sys.exit(4)
+    print(json.dumps({"node": node, "attempt": attempt, "world": world,
+                      "agentRestarts": int(os.environ["TORCHELASTIC_RESTART_COUNT"])}), flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    os._exit(0)
+""")
+
+
+def test_elastic_job_trains_on_while_a_lost_node_is_replaced_and_rejoins(local_mode):
+    kubectl = local_mode.kubectl
+    config_map, job = script_job("flex", free_port(), env={}, max_restarts=2)
+    config_map["data"]["train.py"] = ELASTIC
+    job["spec"].update(numNodes=3, elastic={"minNodes": 2, "maxRestarts": 3})
+    kubectl.apply(config_map, job)
+    kubectl.wait_for("fsdpjob/flex", "Running", timeout=90)
+    survivors = {n: kubectl.get(f"pod/flex-node-{n}")["metadata"]["uid"] for n in (0, 1)}
+    kubectl.wait_for("fsdpjob/flex", "Succeeded", timeout=240)
+
+    status = kubectl.get("fsdpjob/flex")["status"]
+    assert status["restarts"] == 1
+    assert [(n["attempt"], n["restarts"], n["exitCode"]) for n in status["nodes"]] == [(0, 0, 0), (0, 0, 0), (1, 1, 0)]
+    # Nodes 0 and 1 kept their pods: torchrun restarted their workers into the new group.
+    assert {n: kubectl.get(f"pod/flex-node-{n}")["metadata"]["uid"] for n in (0, 1)} == survivors
+    for node in (0, 1, 2):
+        log = kubectl("logs", f"flex-node-{node}", "-c", "trainer").stdout
+        result = json.loads(next(line for line in log.splitlines() if line.startswith('{"node"')))
+        assert result["world"] == 3 and result["attempt"] == (1 if node == 2 else 0)
+        if node != 2:
+            assert result["agentRestarts"] >= 1
+    reasons = events(local_mode, "flex")
+    assert "NodeReplaced" in reasons and "AllNodesSucceeded" in reasons and "GangRestart" not in reasons
