@@ -398,14 +398,18 @@ def test_refused_pod_creation_is_a_warning_and_the_startup_timeout_still_ends_th
     # the 256 KiB that pod metadata may hold together (the CRD does not add them up).
     notes = {f"example.com/note-{i}": "x" * 60000 for i in range(5)}
     h.create_job(plane, ns, "denied", numNodes=2, startupTimeoutSeconds=3, podTemplate={"annotations": notes})
-    job = op.wait_condition("denied", "Running", "False", "FailedCreate")
+    # Generous waits: pods of 300 KB of annotations are slow to refuse on a busy machine.
+    job = op.wait_condition("denied", "Running", "False", "FailedCreate", timeout=30)
     running = h.condition(job, "Running")["message"]
     assert "node 0: FailedCreate: " in running and "must have at most 262144 bytes" in running
     assert h.condition(job, "Created")["reason"] == "FailedCreate"
     assert [n["reason"] for n in h.status(job)["nodes"]] == ["FailedCreate", "FailedCreate"]
-    warnings = [m for t, r, m in h.events(plane, ns, "denied") if (t, r) == ("Warning", "FailedCreate")]
-    assert len(warnings) == 2 and warnings[0].startswith("node 0: the API server refused to create pod denied-node-0: ")
-    job = op.wait_phase("denied", "Failed", timeout=10)
+    def warnings():
+        return [m for t, r, m in h.events(plane, ns, "denied") if (t, r) == ("Warning", "FailedCreate")]
+
+    wait_for(lambda: len(warnings()) == 2, what="a FailedCreate event per node")
+    assert warnings()[0].startswith("node 0: the API server refused to create pod denied-node-0: ")
+    job = op.wait_phase("denied", "Failed", timeout=30)
     failed = h.condition(job, "Failed")
     assert failed["reason"] == "StartupTimeout" and "must have at most 262144 bytes" in failed["message"]
     # counted from the first attempt: started before, and at most a few seconds later
