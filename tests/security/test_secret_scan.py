@@ -64,8 +64,9 @@ def test_a_leaking_test_fails_and_the_others_are_left_alone(tmp_path, tmp_path_f
     # The probe's own tmp_paths lie outside this test's: the scan of this test must not see them.
     basetemp = tmp_path_factory.mktemp("probe-tmp")
     # -p tests.conftest: the hook comes in through the project's conftest, as in every suite.
+    # -rN: no short summary, whose lines pytest shortens except under CI, so counts hold in both.
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+        [sys.executable, "-m", "pytest", "-q", "-rN", "-p", "no:cacheprovider", "-p", "tests.conftest",
          "--rootdir", str(tmp_path), "--basetemp", str(basetemp), str(probe)],
         capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
     )
