@@ -8,10 +8,11 @@ from pinery.api.vectorindex import VectorIndexSpec
 from pinery.vectorindex import accepted
 from pinery.vectorindex.adoption import immutable_differences
 from pinery.vectorindex.desired import configure_changes, create_request
-from pinery.vectorindex.errors import PineconeFailure, backoff, classify, readiness_delay, redact
+from pinery.backoff import backoff
+from pinery.vectorindex.errors import PineconeFailure, classify, redact
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags, tag_value
 from pinery.vectorindex.reconcile import Event, Identity, decide, decide_deletion, pass_events, refuse_immutable_change
-from pinery.vectorindex.schedule import Timing, current_sweep, next_sweep
+from pinery.vectorindex.schedule import Timing, current_sweep, next_sweep, readiness_delay
 from pinery.vectorindex.status import condition_events, next_status, phase, status_changes
 
 WHO = Identity("prod", "search", "docs")

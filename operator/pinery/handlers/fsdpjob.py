@@ -19,13 +19,14 @@ from datetime import datetime, timezone
 import kopf
 
 from pinery.api.base import GROUP, VERSION
+from pinery.backoff import backoff
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob import progress_from_logs
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.plan import Plan
 from pinery.kube import KubeError
+from pinery.handlers.waking import sleep_until_woken
 from pinery.services import Services
-from pinery.vectorindex.errors import backoff
 
 PLURAL = "fsdpjobs"
 # Lines of rank 0's log read for progress each pass.
@@ -97,12 +98,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
                 delay = await job.step()
                 if delay is None:
                     return
-                sleeps = [asyncio.ensure_future(wake.wait()), asyncio.ensure_future(stopped.wait())]
-                try:
-                    await asyncio.wait(sleeps, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for task in sleeps:
-                        task.cancel()
+                await sleep_until_woken(wake, stopped, delay)
         finally:
             wakeups.forget(namespace, name)
             services.metrics.forget_job(namespace, name)

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from pinery.api.base import GROUP, VERSION
 from pinery.api.conditions import get_condition
 from pinery.api.vectorindex import VectorIndexSpec
+from pinery.handlers.waking import sleep_until_woken
 from pinery.kube import KubeError
 from pinery.pinecone_gateway import PineconeCallError
 from pinery.services import Services
@@ -83,7 +84,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             while not stopped:
                 hold = memory.not_before - time.monotonic()
                 if hold > 0:  # woken early, but Pinecone's Retry-After still holds
-                    await _sleep(asyncio.Event(), stopped, hold)
+                    await sleep_until_woken(asyncio.Event(), stopped, hold)
                     continue
                 memory.wake.clear()
                 try:
@@ -95,7 +96,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
                     services.metrics.reconciled(KIND, "error")
                 if upcoming is None:
                     return
-                woken = await _sleep(memory.wake, stopped, upcoming.delay)
+                woken = await sleep_until_woken(memory.wake, stopped, upcoming.delay)
                 memory.sweep = None if woken else upcoming.sweep
         finally:
             memory.done.set()
@@ -122,17 +123,6 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             except asyncio.TimeoutError:
                 pass
         await release(dict(body), services)
-
-
-async def _sleep(wake: asyncio.Event, stopped: Any, delay: float) -> bool:
-    """Sleep up to `delay` seconds, less when woken or stopped; True when woken."""
-    waiters = [asyncio.ensure_future(wake.wait()), asyncio.ensure_future(stopped.wait())]
-    try:
-        await asyncio.wait(waiters, timeout=max(0.0, delay), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
-    return wake.is_set()
 
 
 def _jitter(delay: float) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pinery.vectorindex.schedule import DEFAULT_TIMING, Timing, backoff, readiness_delay  # noqa: F401 (re-exported)
+from pinery.vectorindex.schedule import DEFAULT_TIMING, Timing
 
 
 @dataclass(frozen=True)

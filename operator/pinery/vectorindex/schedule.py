@@ -9,13 +9,7 @@ import hashlib
 import math
 from dataclasses import dataclass
 
-
-def backoff(attempt: int, retry_after: float | None = None, base: float = 2.0, cap: float = 300.0) -> float:
-    """Exponential backoff; Retry-After, when Pinecone sends one, is a floor."""
-    delay = min(cap, base * (2 ** max(0, attempt)))
-    if retry_after is not None:
-        delay = max(delay, retry_after)
-    return delay
+from pinery.backoff import backoff
 
 
 def readiness_delay(polls: int, first: float = 1.0, cap: float = 30.0) -> float:
