@@ -13,23 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
+from pinery.kube import path_for
 from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import ApiError, KubeClient
 from pinery.local.podrunner import processes
 
 T = TypeVar("T")
 
-_GROUP = "/apis/pinery.dev/v1alpha1/namespaces/{ns}"
-_CORE = "/api/v1/namespaces/{ns}"
-COLLECTIONS = {
-    "VectorIndex": f"{_GROUP}/vectorindexes",
-    "FSDPJob": f"{_GROUP}/fsdpjobs",
-    "Pod": f"{_CORE}/pods",
-    "Service": f"{_CORE}/services",
-    "ConfigMap": f"{_CORE}/configmaps",
-    "PersistentVolumeClaim": f"{_CORE}/persistentvolumeclaims",
-    "Event": f"{_CORE}/events",
-}
 
 
 class Api:
@@ -39,8 +29,9 @@ class Api:
         self.client, self.namespace = client, namespace
 
     def path(self, kind: str, name: str = "") -> str:
-        base = COLLECTIONS[kind].format(ns=self.namespace)
-        return f"{base}/{name}" if name else base
+        if kind == "Event":  # the operator posts Events through Kopf: pinery.kube has no path for them
+            return f"/api/v1/namespaces/{self.namespace}/events" + (f"/{name}" if name else "")
+        return path_for(kind, self.namespace, name or None)
 
     async def create_namespace(self) -> None:
         try:
