@@ -23,9 +23,8 @@ import yaml
 
 from pinery.api import resource_for_kind
 from pinery.api.base import GROUP, VERSION
-from pinery.local.cluster import LocalCluster
+from pinery.local.cluster import LocalCluster, leftover_processes
 from pinery.local.kubeclient import ApiError, KubeClient
-from pinery.local.podrunner import processes
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 INDEX_EXAMPLE, JOB_EXAMPLE = "vectorindex-serverless.yaml", "fsdpjob-builtin-trainer.yaml"
@@ -237,8 +236,7 @@ async def demo(state_dir: Path | None, master_port: int | None, timeout: float) 
     finally:
         step(5, "Stopping local mode")
         await cluster.stop()
-        left = processes.marked(processes.OWNER_VARIABLE, str((state / "pods").resolve()))
-        left += processes.marked(processes.OWNER_VARIABLE, f"{state.resolve()}#operator")
+        left = leftover_processes(state)
         ports = [p for p in (cluster.state.apiserver_port, cluster.state.pinecone_port) if p and listening(p)]
         if left or ports:
             say(f"NOT clean: processes {left} and ports {ports} are still there")

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from pinery.local.cluster import LocalCluster
+from pinery.local.cluster import LocalCluster, leftover_processes
 from pinery.local.podrunner import processes
 from tests.conftest import REPO_ROOT
 from tests.security import secret_scan
@@ -77,13 +77,6 @@ class LocalMode:
 
     def operator_log(self) -> str:
         return (self.state_dir / "operator.log").read_text(errors="replace")
-
-
-def leftover_processes(state_dir: Path) -> list[int]:
-    """Pod and operator processes of a local mode that are still alive (not zombies)."""
-    pids = processes.marked(processes.OWNER_VARIABLE, str((state_dir / "pods").resolve()))
-    pids += processes.marked(processes.OWNER_VARIABLE, f"{state_dir.resolve()}#operator")
-    return [pid for pid in pids if not processes.ended(pid)]
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from pinery.local.cluster import leftover_processes
 from tests.conftest import REPO_ROOT
-from tests.e2e.conftest import Kubectl, example, leftover_processes
+from tests.e2e.conftest import Kubectl, example
 from tests.integration.helpers import wait_for
 from tests.integration.trainer_harness import free_port
 

@@ -46,6 +46,20 @@ def free_port(preferred: int = 0) -> int:
     raise OSError("no free port")
 
 
+def operator_marker(state_dir: Path) -> str:
+    """The marker local mode's operator process carries, so that a later start (or a check that
+    nothing was left behind) finds one a crash left running."""
+    return f"{Path(state_dir).resolve()}#operator"
+
+
+def leftover_processes(state_dir: Path) -> list[int]:
+    """Pod and operator processes of the local mode on `state_dir` that are still alive (not zombies)."""
+    state_dir = Path(state_dir).resolve()
+    pids = processes.marked(processes.OWNER_VARIABLE, str(state_dir / "pods"))
+    pids += processes.marked(processes.OWNER_VARIABLE, operator_marker(state_dir))
+    return [pid for pid in pids if not processes.ended(pid)]
+
+
 @dataclass
 class LocalState:
     """What must survive a restart of local mode (kept in <state>/local.json)."""
@@ -155,8 +169,7 @@ class LocalCluster:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.lock = StateLock(self.state_dir)
-        # Marks the operator's process, so that a later start can end one left by a crash.
-        self.operator_marker = f"{self.state_dir}#operator"
+        self.operator_marker = operator_marker(self.state_dir)
 
     @property
     def kubeconfig(self) -> Path:
