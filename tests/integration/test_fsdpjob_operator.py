@@ -293,7 +293,9 @@ def test_active_deadline_fails_the_job_and_stops_its_pods_and_can_be_changed_whi
 
 
 def test_ttl_after_finished_deletes_the_job_and_its_children(plane, ns, kubelet, op):
-    started(plane, ns, kubelet, op, "brief", ttlSecondsAfterFinished=1, command=None, trainer={"steps": 20})
+    # A TTL long enough to see Succeeded first: a pass that notices the finish late may write
+    # Succeeded and, the TTL already past, delete the job in the same pass.
+    started(plane, ns, kubelet, op, "brief", ttlSecondsAfterFinished=3, command=None, trainer={"steps": 20})
     assert plane.http("GET", f"/api/v1/namespaces/{ns}/configmaps/brief-trainer").status_code == 200
     kubelet.exit("brief", 0, 0)
     kubelet.exit("brief", 1, 0)
