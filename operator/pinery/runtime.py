@@ -10,6 +10,7 @@ from typing import Any
 
 import kopf
 
+from pinery.api.base import FINALIZER
 from pinery.handlers import register_all
 from pinery.services import Services
 from pinery.settings import OperatorSettings
@@ -17,7 +18,6 @@ from pinery.settings import OperatorSettings
 # Kopf keeps its bookkeeping in annotations under this prefix (not in status: the CRDs'
 # status schemas would prune it).
 ANNOTATION_PREFIX = "pinery.dev"
-FINALIZER = "pinery.dev/finalizer"
 
 
 def kopf_settings(settings: OperatorSettings) -> kopf.OperatorSettings:

@@ -84,22 +84,29 @@ class Operator:
         return generate_latest(self.services.metrics.registry).decode()
 
 
-@contextlib.contextmanager
-def running_operator(plane: ControlPlane, emulator_url: str, *, resync: float = RESYNC,
-                     logs: LogCapture | None = None) -> Iterator[Operator]:
-    """The operator in this process, stopped (and checked for a clean exit) on leaving."""
+def operator_services(plane: ControlPlane, emulator_url: str, *, resync: float = RESYNC) -> Services:
+    """What the operator's handlers are given, with the tests' short clocks (close
+    `services.kube.api_client` when done)."""
     settings = OperatorSettings(
         pinecone_host=emulator_url, resync_seconds=resync, operator_namespace=SYSTEM_NS,
         cluster_name=CLUSTER, metrics_port=0, health_port=0,
     )
     metrics = Metrics()
-    services = Services(
+    return Services(
         settings=settings,
         kube=Kube(load_api_client(str(plane.kubeconfig))),
         pinecone=PineconeGateway(emulator_url, 8, on_call=metrics.pinecone_call, timeout=SDK_TIMEOUT),
         metrics=metrics,
         vectorindex_timing=FAST,
     )
+
+
+@contextlib.contextmanager
+def running_operator(plane: ControlPlane, emulator_url: str, *, resync: float = RESYNC,
+                     logs: LogCapture | None = None) -> Iterator[Operator]:
+    """The operator in this process, stopped (and checked for a clean exit) on leaving."""
+    services = operator_services(plane, emulator_url, resync=resync)
+    settings = services.settings
     capture = logs or LogCapture()
     root = logging.getLogger()
     root.addHandler(capture)

@@ -27,6 +27,13 @@ from pinery.schema.errors import FieldError
 GROUP = "pinery.dev"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
+# The finalizer the operator keeps on its objects until it has cleaned up after them.
+FINALIZER = f"{GROUP}/finalizer"
+
+
+def has_finalizer(meta: dict[str, Any]) -> bool:
+    """Whether the object can no longer vanish without the operator's finalizer running."""
+    return FINALIZER in (meta.get("finalizers") or [])
 
 # JSON-schema marker for fields that cannot change after creation.
 #   "value":    the field may not be added, removed or changed;

@@ -25,7 +25,7 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from pinery.api.base import GROUP, VERSION
+from pinery.api.base import GROUP, VERSION, has_finalizer
 from pinery.api.conditions import get_condition
 from pinery.api.vectorindex import VectorIndexSpec
 from pinery.handlers.waking import sleep_until_woken
@@ -63,6 +63,7 @@ class Memory:
     failures: int = 0  # consecutive failed passes
     sweep: int | None = None  # the resync sweep the next pass belongs to
     first: bool = True
+    unguarded: bool = False  # the last pass found no finalizer on the object
     not_before: float = 0.0  # monotonic time before which Pinecone asked not to be called (Retry-After)
 
 
@@ -107,10 +108,15 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     @kopf.on.event(*resource, id="vectorindex_event", registry=registry)
     async def vectorindex_event(namespace, name, meta, **_):
         memory = memories.get((namespace, name))
+        if memory is None:
+            return
         # A new spec wakes the daemon; its own status writes (same generation) do not.
-        if memory is not None and meta.get("generation") != memory.generation:
+        if meta.get("generation") != memory.generation:
             log.debug("VectorIndex %s/%s: generation %s seen; waking its daemon", namespace, name, meta.get("generation"))
             memory.generation = meta.get("generation")  # once per generation, however many events
+            memory.wake.set()
+        elif memory.unguarded and has_finalizer(meta):  # the finalizer a pass waited for
+            memory.unguarded = False
             memory.wake.set()
 
     @kopf.on.delete(*resource, id="vectorindex_delete", registry=registry)
@@ -138,6 +144,14 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     if obj is None or obj["metadata"].get("deletionTimestamp"):
         return None
     meta, old = obj["metadata"], obj.get("status") or {}
+    memory.unguarded = not has_finalizer(meta)
+    if memory.unguarded:
+        # Kopf starts the daemon before it puts its finalizer on the object, and an object
+        # deleted in that gap vanishes without the finalizer ever looking at Pinecone: an
+        # index created now could be left behind. Nothing is done until the finalizer is there
+        # (its arrival wakes the daemon).
+        log.debug("VectorIndex %s/%s: waiting for the finalizer before acting", namespace, name)
+        return Next(services.vectorindex_timing.poll(0))
     generation = meta.get("generation")
     memory.generation = generation
     sweep, memory.sweep = memory.sweep, None
