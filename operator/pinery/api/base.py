@@ -31,6 +31,12 @@ API_VERSION = f"{GROUP}/{VERSION}"
 FINALIZER = f"{GROUP}/finalizer"
 
 
+def controller_reference(kind: str, name: str, uid: str) -> dict[str, Any]:
+    """The ownerReference that makes a pinery object the controller of a child: deleting the
+    object deletes the child, and a child made for an object already gone is collected."""
+    return {"apiVersion": API_VERSION, "kind": kind, "name": name, "uid": uid, "controller": True, "blockOwnerDeletion": True}
+
+
 def has_finalizer(meta: dict[str, Any]) -> bool:
     """Whether the object can no longer vanish without the operator's finalizer running."""
     return FINALIZER in (meta.get("finalizers") or [])

@@ -11,6 +11,7 @@ import json
 
 import yaml
 
+from pinery.api.base import controller_reference
 from pinery.api.fsdpjob import DEFAULT_TERMINATION_GRACE_SECONDS, RESERVED_VOLUME_PREFIX, SHM_PATH, FSDPJobSpec, PodTemplate
 from pinery.api.immutability import mutable_fields
 from pinery.fsdpjob.env import container_env
@@ -19,13 +20,13 @@ from pinery.fsdpjob.naming import (
     CONFIG_DIR,
     CONFIG_FILE,
     CONFIG_PATH,
+    KIND,
     LABEL_MANAGED_BY,
     TRAINER_CONTAINER,
     WAIT_CONTAINER,
     JobRef,
     config_map_name,
     master_addr,
-    owner_reference,
     pod_labels,
     pod_name,
     selector_labels,
@@ -64,7 +65,7 @@ def _metadata(job: JobRef, name: str, labels: dict, annotations: dict | None = N
         "name": name,
         "namespace": job.namespace,
         "labels": labels,
-        "ownerReferences": [owner_reference(job.name, job.uid)],
+        "ownerReferences": [controller_reference(KIND, job.name, job.uid)],
     }
     if annotations:
         meta["annotations"] = annotations

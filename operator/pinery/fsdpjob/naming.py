@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pinery.api.base import API_VERSION, GROUP
+from pinery.api.base import GROUP
 
 KIND = "FSDPJob"
 LABEL_JOB = f"{GROUP}/job-name"
@@ -51,18 +51,6 @@ def pod_labels(job: str, rank: int, attempt: int) -> dict[str, str]:
         **selector_labels(job),
         LABEL_RANK: str(rank),
         LABEL_ATTEMPT: str(attempt),
-    }
-
-
-def owner_reference(job: str, uid: str) -> dict:
-    """Makes the FSDPJob the controller of a child, so deleting the job deletes its children."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "name": job,
-        "uid": uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
     }
 
 

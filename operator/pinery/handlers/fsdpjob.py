@@ -25,7 +25,7 @@ from pinery.fsdpjob import progress_from_logs
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.plan import Plan
 from pinery.kube import KubeError
-from pinery.handlers.waking import sleep_until_woken
+from pinery.handlers.waking import Generations, sleep_until_woken
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"
@@ -39,16 +39,15 @@ MAX_ROUNDS = 4
 class Wakeups:
     """One asyncio.Event per job, set to cut its daemon's sleep short by a change the daemon did
     not make itself: a pod event (unless it is of a pod as the daemon created it), or a new
-    generation of the job's spec. The job's status writes, Kopf's finalizer and other metadata
-    wake nothing; each wake costs a whole pass of reads."""
+    generation of the job's spec (`Generations`)."""
 
     def __init__(self) -> None:
         self._events: dict[tuple[str, str], asyncio.Event] = {}
-        self._seen: dict[tuple[str, str], int] = {}  # the generation the last pass read
-        self._latest: dict[tuple[str, str], int] = {}  # the newest generation a watch event showed
+        self._generations: dict[tuple[str, str], Generations] = {}
         self._own: dict[tuple[str, str], dict[str, str]] = {}  # pod name -> resourceVersion it was created with
 
     def event(self, namespace: str, name: str) -> asyncio.Event:
+        self._generations.setdefault((namespace, name), Generations())
         return self._events.setdefault((namespace, name), asyncio.Event())
 
     def wake(self, namespace: str, name: str) -> None:
@@ -57,18 +56,14 @@ class Wakeups:
             event.set()
 
     def seen(self, namespace: str, name: str, generation: int | None) -> None:
-        """A pass read the job at `generation`; wake again if an event already showed a newer one."""
-        key = (namespace, name)
-        self._seen[key] = generation or 0
-        if self._latest.get(key, 0) > self._seen[key]:
+        """A pass read the job at `generation`."""
+        generations = self._generations.get((namespace, name))
+        if generations is not None and generations.pass_read(generation):
             self.wake(namespace, name)
 
     def job_changed(self, namespace: str, name: str, generation: int | None) -> None:
-        key = (namespace, name)
-        if key not in self._events:
-            return  # no daemon (yet, or any more): a new one reads the job first anyway
-        self._latest[key] = max(self._latest.get(key, 0), generation or 0)
-        if key in self._seen and self._latest[key] > self._seen[key]:
+        generations = self._generations.get((namespace, name))  # none: no daemon (yet, or any more)
+        if generations is not None and generations.event_showed(generation):
             self.wake(namespace, name)
 
     def created(self, namespace: str, job: str, pod: dict) -> None:
@@ -80,7 +75,7 @@ class Wakeups:
             self.wake(namespace, job)
 
     def forget(self, namespace: str, name: str) -> None:
-        for table in (self._events, self._seen, self._latest, self._own):
+        for table in (self._events, self._generations, self._own):
             table.pop((namespace, name), None)
 
 

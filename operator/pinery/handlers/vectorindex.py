@@ -25,10 +25,10 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from pinery.api.base import GROUP, VERSION, has_finalizer
+from pinery.api.base import GROUP, VERSION, controller_reference, has_finalizer
 from pinery.api.conditions import get_condition
 from pinery.api.vectorindex import VectorIndexSpec
-from pinery.handlers.waking import sleep_until_woken
+from pinery.handlers.waking import Generations, sleep_until_woken
 from pinery.kube import KubeError
 from pinery.pinecone_gateway import PineconeCallError
 from pinery.services import Services
@@ -58,7 +58,7 @@ class Memory:
 
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     done: asyncio.Event = field(default_factory=asyncio.Event)
-    generation: int | None = None  # the generation the last pass acted on
+    generations: Generations = field(default_factory=Generations)
     polls: int = 0  # consecutive readiness polls
     failures: int = 0  # consecutive failed passes
     sweep: int | None = None  # the resync sweep the next pass belongs to
@@ -79,8 +79,8 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     one_pass = services.metrics.timed(KIND, "reconcile")(reconcile)
 
     @kopf.daemon(*resource, id="vectorindex_daemon", registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
-    async def vectorindex_daemon(namespace, name, meta, stopped, **_):
-        memory = memories[(namespace, name)] = Memory(generation=meta.get("generation"))
+    async def vectorindex_daemon(namespace, name, stopped, **_):
+        memory = memories[(namespace, name)] = Memory()
         try:
             while not stopped:
                 hold = memory.not_before - time.monotonic()
@@ -110,10 +110,8 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
         memory = memories.get((namespace, name))
         if memory is None:
             return
-        # A new spec wakes the daemon; its own status writes (same generation) do not.
-        if meta.get("generation") != memory.generation:
+        if memory.generations.event_showed(meta.get("generation")):
             log.debug("VectorIndex %s/%s: generation %s seen; waking its daemon", namespace, name, meta.get("generation"))
-            memory.generation = meta.get("generation")  # once per generation, however many events
             memory.wake.set()
         elif memory.unguarded and has_finalizer(meta):  # the finalizer a pass waited for
             memory.unguarded = False
@@ -153,7 +151,8 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         log.debug("VectorIndex %s/%s: waiting for the finalizer before acting", namespace, name)
         return Next(services.vectorindex_timing.poll(0))
     generation = meta.get("generation")
-    memory.generation = generation
+    if memory.generations.pass_read(generation):
+        memory.wake.set()  # a newer spec arrived while this pass read the object
     sweep, memory.sweep = memory.sweep, None
     settings, timing = services.settings, services.vectorindex_timing
     if memory.first and old.get("observedGeneration") == generation and old.get("phase") == "Ready":
@@ -272,20 +271,9 @@ def connection_config_map(body: Any, spec: VectorIndexSpec, index_name: str, hos
             "name": spec.connection_config_map,
             "namespace": body["metadata"]["namespace"],
             "labels": {"app.kubernetes.io/managed-by": "pinery", "pinery.dev/vectorindex": body["metadata"]["name"]},
-            "ownerReferences": [_owner_reference(body)],
+            "ownerReferences": [controller_reference(KIND, body["metadata"]["name"], body["metadata"]["uid"])],
         },
         "data": data,
-    }
-
-
-def _owner_reference(body: Any) -> dict:
-    return {
-        "apiVersion": body["apiVersion"],
-        "kind": body["kind"],
-        "name": body["metadata"]["name"],
-        "uid": body["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
     }
 
 
