@@ -64,6 +64,7 @@ class Memory:
     sweep: int | None = None  # the resync sweep the next pass belongs to
     first: bool = True
     unguarded: bool = False  # the last pass found no finalizer on the object
+    finalizer_seen: bool = False  # a watch event showed the finalizer since the last unguarded pass
     not_before: float = 0.0  # monotonic time before which Pinecone asked not to be called (Retry-After)
 
 
@@ -113,9 +114,10 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
         if memory.generations.event_showed(meta.get("generation")):
             log.debug("VectorIndex %s/%s: generation %s seen; waking its daemon", namespace, name, meta.get("generation"))
             memory.wake.set()
-        elif memory.unguarded and has_finalizer(meta):  # the finalizer a pass waited for
-            memory.unguarded = False
-            memory.wake.set()
+        if has_finalizer(meta):
+            memory.finalizer_seen = True
+            if memory.unguarded:  # the finalizer a pass waits for
+                memory.wake.set()
 
     @kopf.on.delete(*resource, id="vectorindex_delete", registry=registry)
     @services.metrics.timed(KIND, "delete")
@@ -146,10 +148,11 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     if memory.unguarded:
         # Kopf starts the daemon before it puts its finalizer on the object, and an object
         # deleted in that gap vanishes without the finalizer ever looking at Pinecone: an
-        # index created now could be left behind. Nothing is done until the finalizer is there
-        # (its arrival wakes the daemon).
+        # index created now could be left behind. Nothing is done until the finalizer is there;
+        # its event wakes the daemon, or came while this pass read a stale copy.
         log.debug("VectorIndex %s/%s: waiting for the finalizer before acting", namespace, name)
-        return Next(services.vectorindex_timing.poll(0))
+        seen, memory.finalizer_seen = memory.finalizer_seen, False
+        return Next(0.0 if seen else services.vectorindex_timing.poll(0))
     generation = meta.get("generation")
     if memory.generations.pass_read(generation):
         memory.wake.set()  # a newer spec arrived while this pass read the object
