@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from pinery.kube import Kube, load_api_client
 from pinery.metrics import Metrics
-from pinery.pinecone_gateway import PineconeGateway
+from pinery.pinecone_gateway import SDK_TIMEOUT_SECONDS, PineconeGateway
 from pinery.settings import OperatorSettings
 from pinery.vectorindex.schedule import Timing
 
@@ -21,11 +21,15 @@ class Services:
     vectorindex_timing: Timing = field(default_factory=Timing)
 
     @classmethod
-    def create(cls, settings: OperatorSettings, kubeconfig: str | None = None) -> "Services":
+    def create(cls, settings: OperatorSettings, kubeconfig: str | None = None, *,
+               timing: Timing | None = None, pinecone_timeout: float = SDK_TIMEOUT_SECONDS) -> "Services":
+        """The operator's services; tests pass shorter clocks (`timing`, `pinecone_timeout`)."""
         metrics = Metrics()
         return cls(
             settings=settings,
             kube=Kube(load_api_client(kubeconfig)),
-            pinecone=PineconeGateway(settings.pinecone_host, settings.pinecone_concurrency, on_call=metrics.pinecone_call),
+            pinecone=PineconeGateway(settings.pinecone_host, settings.pinecone_concurrency,
+                                     on_call=metrics.pinecone_call, timeout=pinecone_timeout),
             metrics=metrics,
+            vectorindex_timing=timing or Timing(),
         )

@@ -22,10 +22,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from pinery.api.base import GROUP, VERSION
-from pinery.kube import Kube, load_api_client
 from pinery.local.pinecone import EmulatorAdmin, PineconeEmulator
-from pinery.metrics import Metrics
-from pinery.pinecone_gateway import PineconeGateway
 from pinery.runtime import build_registry, kopf_settings
 from pinery.services import Services
 from pinery.settings import OperatorSettings
@@ -91,14 +88,7 @@ def operator_services(plane: ControlPlane, emulator_url: str, *, resync: float =
         pinecone_host=emulator_url, resync_seconds=resync, operator_namespace=SYSTEM_NS,
         cluster_name=CLUSTER, metrics_port=0, health_port=0,
     )
-    metrics = Metrics()
-    return Services(
-        settings=settings,
-        kube=Kube(load_api_client(str(plane.kubeconfig))),
-        pinecone=PineconeGateway(emulator_url, 8, on_call=metrics.pinecone_call, timeout=SDK_TIMEOUT),
-        metrics=metrics,
-        vectorindex_timing=FAST,
-    )
+    return Services.create(settings, str(plane.kubeconfig), timing=FAST, pinecone_timeout=SDK_TIMEOUT)
 
 
 @contextlib.contextmanager

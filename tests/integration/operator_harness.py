@@ -18,9 +18,6 @@ from typing import Any, Iterator
 import kopf.testing
 
 from pinery.api import API_VERSION, resource_for_kind
-from pinery.kube import Kube, load_api_client
-from pinery.metrics import Metrics
-from pinery.pinecone_gateway import PineconeGateway
 from pinery.runtime import build_registry, kopf_settings
 from pinery.services import Services
 from pinery.settings import OperatorSettings
@@ -108,14 +105,7 @@ def running_operator(
         health_port=0,
         **settings,
     )
-    metrics = Metrics()
-    services = Services(
-        settings=config,
-        kube=Kube(load_api_client(str(plane.kubeconfig))),
-        pinecone=PineconeGateway(pinecone_url, config.pinecone_concurrency, on_call=metrics.pinecone_call),
-        metrics=metrics,
-        vectorindex_timing=timing or Timing(),
-    )
+    services = Services.create(config, str(plane.kubeconfig), timing=timing)
     keeper = RecordKeeper()
     root = logging.getLogger()
     root.addHandler(keeper)
