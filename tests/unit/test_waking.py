@@ -1,5 +1,6 @@
-"""Which watch events of an object wake its daemon (pinery.handlers.waking.Generations), and
-what the finalizer guard and owner references of both kinds look like."""
+"""Which watch events of an object wake its daemon (pinery.handlers.waking.Generations, and the
+VectorIndex daemon's wait for its finalizer), and what the finalizer guard and owner references
+of both kinds look like."""
 
 from pinery.api.base import FINALIZER, controller_reference, has_finalizer
 from pinery.handlers.waking import Generations
@@ -36,3 +37,26 @@ def test_children_are_controlled_by_their_pinery_object():
     ref = controller_reference("FSDPJob", "train", "uid-1")
     assert ref == {"apiVersion": "pinery.dev/v1alpha1", "kind": "FSDPJob", "name": "train", "uid": "uid-1",
                    "controller": True, "blockOwnerDeletion": True}
+
+
+def test_a_vectorindex_daemon_waiting_for_the_finalizer_is_woken_once_by_it():
+    from pinery.handlers.vectorindex import Memory
+
+    memory = Memory()
+    memory.generations.pass_read(1)
+    memory.unguarded = True  # its last pass found no finalizer
+    assert not memory.event_wakes({"generation": 1})  # not there yet
+    assert memory.event_wakes({"generation": 1, "finalizers": [FINALIZER]})
+    # Kopf's own annotations, status writes: the same object again must not bring another pass
+    # (after a terminal failure it would repeat the refused call)
+    assert not memory.event_wakes({"generation": 1, "finalizers": [FINALIZER]})
+    assert memory.finalizer_seen and not memory.unguarded
+    assert memory.event_wakes({"generation": 2, "finalizers": [FINALIZER]})  # a new spec still does
+
+
+def test_a_guarded_vectorindex_daemon_is_not_woken_by_its_finalizer():
+    from pinery.handlers.vectorindex import Memory
+
+    memory = Memory()
+    memory.generations.pass_read(3)
+    assert not memory.event_wakes({"generation": 3, "finalizers": [FINALIZER]})

@@ -67,6 +67,17 @@ class Memory:
     finalizer_seen: bool = False  # a watch event showed the finalizer since the last unguarded pass
     not_before: float = 0.0  # monotonic time before which Pinecone asked not to be called (Retry-After)
 
+    def event_wakes(self, meta: dict) -> bool:
+        """Whether a watch event showing `meta` wakes the daemon: a newer generation, or the
+        finalizer a pass is waiting for (once: a second wake would bring a pass too many)."""
+        wake = self.generations.event_showed(meta.get("generation"))
+        if has_finalizer(meta):
+            self.finalizer_seen = True
+            if self.unguarded:
+                self.unguarded = False
+                wake = True
+        return wake
+
 
 @dataclass(frozen=True)
 class Next:
@@ -111,13 +122,9 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
         memory = memories.get((namespace, name))
         if memory is None:
             return
-        if memory.generations.event_showed(meta.get("generation")):
-            log.debug("VectorIndex %s/%s: generation %s seen; waking its daemon", namespace, name, meta.get("generation"))
+        if memory.event_wakes(meta):
+            log.debug("VectorIndex %s/%s: woken by a watch event (generation %s)", namespace, name, meta.get("generation"))
             memory.wake.set()
-        if has_finalizer(meta):
-            memory.finalizer_seen = True
-            if memory.unguarded:  # the finalizer a pass waits for
-                memory.wake.set()
 
     @kopf.on.delete(*resource, id="vectorindex_delete", registry=registry)
     @services.metrics.timed(KIND, "delete")
