@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pinecone import ServerlessSpec
+from pinecone import PodSpec, ServerlessSpec
 from pinecone.errors.exceptions import ApiError, NotFoundError
 
 SERVERLESS = ServerlessSpec(cloud="aws", region="us-east-1")
@@ -138,6 +138,54 @@ def test_dimension_and_limits_are_checked(pinecone_client):
     with pytest.raises(ApiError) as err:
         idx.upsert(vectors=[(f"v{i}", [1.0, 0.0, 0.0]) for i in range(1001)])
     assert "At most 1000" in err.value.message
+
+
+def test_pinecones_hard_limits_are_enforced_so_local_code_fits_them(pinecone_client):
+    """Limits that catch applications out in production: 2 MB per upsert request, no all-zero
+    dense vectors, 40 KB of metadata per record, 10,000 values per $in."""
+    idx = make_index(pinecone_client, "limits", dimension=768)
+    rng = np.random.default_rng(3)
+    vectors = [(f"v{i}", row.tolist()) for i, row in enumerate(rng.normal(size=(300, 768)))]
+    with pytest.raises(ApiError) as err:
+        idx.upsert(vectors=vectors)  # about 4.5 MB of JSON in one request
+    assert err.value.status_code == 400 and err.value.body["code"] == 3
+    assert "exceeds the maximum supported size of 2MB" in err.value.message
+    assert idx.describe_index_stats().total_vector_count == 0  # nothing of the refused request was kept
+    assert idx.upsert(vectors=vectors, batch_size=100).upserted_count == 300
+
+    with pytest.raises(ApiError) as err:
+        idx.upsert(vectors=[("blank", [0.0] * 768)])
+    assert err.value.message == ("Dense vectors must contain at least one non-zero value. "
+                                 "Vector ID 'blank' contains only zeros")
+    with pytest.raises(ApiError) as err:
+        idx.update(id="v1", values=[0.0] * 768)
+    assert "contains only zeros" in err.value.message
+    assert idx.fetch(ids=["v1"]).vectors["v1"].values == pytest.approx(vectors[1][1], rel=1e-6)
+
+    with pytest.raises(ApiError) as err:
+        idx.upsert(vectors=[{"id": "big", "values": vectors[0][1], "metadata": {"text": "x" * 41_000}}])
+    assert "exceeds the limit of 40960 bytes per vector" in err.value.message
+    with pytest.raises(ApiError) as err:
+        idx.query(vector=vectors[0][1], top_k=1, filter={"n": {"$in": list(range(10_001))}})
+    assert "at most 10000 values" in err.value.message
+    assert idx.query(vector=vectors[0][1], top_k=1, filter={"n": {"$nin": list(range(10_000))}}).matches[0].id == "v0"
+
+
+def test_listing_and_namespace_management_are_serverless_only(pinecone_client):
+    pod = pinecone_client.create_index(name="pods", dimension=2, timeout=5,
+                                       spec=PodSpec(environment="us-east-1-aws", pod_type="p1.x1"))
+    idx = pinecone_client.Index(host=pod.host)
+    idx.upsert(vectors=[("a", [1, 0])], namespace="n1")
+    refused = [lambda: list(idx.list(namespace="n1")), idx.list_namespaces_paginated,
+               lambda: idx.create_namespace(name="n2"), lambda: idx.describe_namespace(namespace="n1"),
+               lambda: idx.delete_namespace(namespace="n1")]
+    for call in refused:
+        with pytest.raises(ApiError) as err:
+            call()
+        assert err.value.status_code == 400 and "not supported for pod-based indexes" in err.value.message
+    # What pod indexes do support still works, and nothing was deleted.
+    assert idx.query(vector=[1, 0], top_k=1, namespace="n1").matches[0].id == "a"
+    assert idx.describe_index_stats(filter={"x": {"$exists": False}}).namespaces["n1"].vector_count == 1
 
 
 def test_hybrid_and_sparse_only_indexes(pinecone_client):

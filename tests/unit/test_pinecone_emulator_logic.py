@@ -33,6 +33,10 @@ META = {"genre": "drama", "year": 2001, "tags": ["a", "b"], "live": True, "score
     ({"genre": {"$gt": 1}}, False),  # strings never compare with numbers
     ({"live": True}, True),
     ({"live": 1}, False),  # booleans are not numbers
+    ({"live": {"$in": [1, "True"]}}, False),
+    ({"live": {"$in": [True]}}, True),
+    ({"year": {"$in": [2001.0]}}, True),
+    ({"year": {"$nin": [True, "2001"]}}, True),
     ({"year": 2001.0}, True),
     ({"score": {"$exists": True}}, True),
     ({"nothing": {"$exists": False}}, True),
@@ -55,6 +59,7 @@ def test_filter_semantics(flt, expected):
     ({"genre": {}}, "empty condition"),
     ({"genre": {"$exists": 1}}, "$exists expects a boolean"),
     ([1], "filter must be an object"),
+    ({"n": {"$nin": list(range(10_001))}}, "$nin accepts at most 10000 values, got 10001"),
 ])
 def test_invalid_filters_name_the_problem(flt, fragment):
     with pytest.raises(FilterError) as err:

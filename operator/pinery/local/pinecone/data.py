@@ -27,6 +27,7 @@ def _dumps(body: Any) -> bytes:
 _loads = orjson.loads
 
 MAX_UPSERT = 1000
+MAX_UPSERT_BYTES = 2 * 1024 * 1024  # Pinecone refuses larger upsert requests, whatever their count
 MAX_IDS = 1000
 MAX_TOP_K = 10000
 MAX_TOP_K_WITH_DATA = 1000
@@ -39,8 +40,11 @@ def _json(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=_dumps(body), status=status, content_type="application/json")
 
 
-async def _body(request: web.Request) -> dict[str, Any]:
+async def _body(request: web.Request, max_bytes: int | None = None) -> dict[str, Any]:
     raw = await request.read()
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise bad_request(f"Request size {len(raw) / 1024 / 1024:.1f}MB exceeds the maximum supported size of "
+                          f"{max_bytes // (1024 * 1024)}MB. Send fewer vectors per request.")
     try:
         body = _loads(raw) if raw else {}
     except ValueError as exc:
@@ -61,6 +65,13 @@ def _target(request: web.Request) -> tuple[IndexRecord, IndexData]:
     if not transitions.ready(rec.state):
         raise ApiError(503, f"Index {name} is not ready (state {rec.state}).", "UNAVAILABLE")
     return rec, emu.store.data.setdefault(rec.id, IndexData(rec.dimension))
+
+
+def _serverless_only(rec: IndexRecord, operation: str) -> None:
+    """Pinecone serves listing and namespace management on serverless indexes only; saying so here
+    keeps an application from relying on them locally and failing against a pod index."""
+    if rec.kind == "pod":
+        raise bad_request(f"{operation} is not supported for pod-based indexes; index {rec.name} is pod-based.")
 
 
 def _ns_name(raw: Any) -> str:
@@ -94,6 +105,15 @@ def _dense(raw: Any, rec: IndexRecord, where: str) -> list[float] | None:
     return raw
 
 
+def _stored_dense(raw: Any, rec: IndexRecord, where: str, record_id: str) -> list[float] | None:
+    """Dense values to store: like a query vector, but Pinecone refuses one of only zeros."""
+    values = _dense(raw, rec, where)
+    if values is not None and not any(values):
+        raise bad_request(f"Dense vectors must contain at least one non-zero value. "
+                          f"Vector ID '{record_id}' contains only zeros")
+    return values
+
+
 def _sparse(raw: Any, rec: IndexRecord, where: str) -> Sparse | None:
     if raw is None:
         return None
@@ -122,8 +142,10 @@ def _metadata(raw: Any, where: str) -> dict[str, Any] | None:
         meta = filters.validate_metadata(raw, where)
     except filters.FilterError as exc:
         raise bad_request(str(exc)) from exc
-    if len(_dumps(meta)) > MAX_METADATA_BYTES:
-        raise bad_request(f"Metadata size of {where} exceeds the limit of {MAX_METADATA_BYTES} bytes.")
+    size = len(_dumps(meta))
+    if size > MAX_METADATA_BYTES:
+        raise bad_request(f"Metadata size is {size} bytes, which exceeds the limit of {MAX_METADATA_BYTES} "
+                          f"bytes per vector ({where}).")
     return meta
 
 
@@ -147,7 +169,7 @@ def _out(record: Record, values: bool, metadata: bool) -> dict[str, Any]:
 # -- handlers ----------------------------------------------------------------------------------
 async def upsert(request: web.Request) -> web.Response:
     rec, data = _target(request)
-    body = await _body(request)
+    body = await _body(request, MAX_UPSERT_BYTES)
     vectors = body.get("vectors")
     if not isinstance(vectors, list) or not vectors:
         raise bad_request("vectors must be a non-empty array.")
@@ -159,7 +181,7 @@ async def upsert(request: web.Request) -> web.Response:
         if not isinstance(raw, dict):
             raise bad_request(f"{where} must be an object.")
         record_id = _check_id(raw.get("id"), where)
-        values = _dense(raw.get("values"), rec, where)
+        values = _stored_dense(raw.get("values"), rec, where, record_id)
         sparse = _sparse(raw.get("sparseValues"), rec, where)
         if rec.vector_type == "dense" and values is None:
             raise bad_request(f"{where} ({record_id}): dense index {rec.name} needs values.")
@@ -295,7 +317,7 @@ async def update(request: web.Request) -> web.Response:
             request.app[EMULATOR].store.mark(rec.id)
         return _json({"matchedRecords": matched})
     record_id = _check_id(body["id"], "update")
-    values = _dense(body.get("values"), rec, f"update of {record_id}")
+    values = _stored_dense(body.get("values"), rec, f"update of {record_id}", record_id)
     sparse = _sparse(body.get("sparseValues"), rec, f"update of {record_id}")
     if ns is not None and ns.update(record_id, values, sparse, set_metadata):
         request.app[EMULATOR].store.mark(rec.id)
@@ -327,6 +349,7 @@ async def delete(request: web.Request) -> web.Response:
 
 async def list_vectors(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    _serverless_only(rec, "list")
     namespace = _ns_name(request.query.get("namespace"))
     prefix = request.query.get("prefix", "")
     limit = _limit(request)
@@ -367,6 +390,7 @@ def _namespace_out(name: str, ns: Namespace | None) -> dict[str, Any]:
 
 async def list_namespaces(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    _serverless_only(rec, "list_namespaces")
     prefix = request.query.get("prefix", "")
     names = [n for n in (n or DEFAULT_NAMESPACE for n in data.namespaces) if n.startswith(prefix)]
     page, extra = _page(names, _limit(request), _token(request.query.get("paginationToken")))
@@ -376,6 +400,7 @@ async def list_namespaces(request: web.Request) -> web.Response:
 
 async def create_namespace(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    _serverless_only(rec, "create_namespace")
     body = await _body(request)
     raw = body.get("name")
     if not isinstance(raw, str) or not raw:
@@ -390,6 +415,7 @@ async def create_namespace(request: web.Request) -> web.Response:
 
 async def describe_namespace(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    _serverless_only(rec, "describe_namespace")
     name = _ns_name(request.match_info["namespace"])
     if name not in data.namespaces:
         raise not_found(f"Namespace {request.match_info['namespace']} not found.")
@@ -398,6 +424,7 @@ async def describe_namespace(request: web.Request) -> web.Response:
 
 async def delete_namespace(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    _serverless_only(rec, "delete_namespace")
     name = _ns_name(request.match_info["namespace"])
     if data.namespaces.pop(name, None) is None:
         raise not_found(f"Namespace {request.match_info['namespace']} not found.")

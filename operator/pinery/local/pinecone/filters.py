@@ -16,6 +16,7 @@ from typing import Any
 Predicate = Callable[[Mapping[str, Any]], bool]
 
 COMPARISONS = ("$gt", "$gte", "$lt", "$lte")
+MAX_IN_VALUES = 10_000  # Pinecone's limit on the values of one $in or $nin
 FIELD_OPERATORS = ("$eq", "$ne", "$in", "$nin", "$exists", *COMPARISONS)
 
 
@@ -49,6 +50,11 @@ def _equal(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _key(value: Any) -> tuple[str, Any]:
+    """A hashable key under which values are equal exactly when `_equal` says so."""
+    return ("b" if isinstance(value, bool) else "n" if _is_number(value) else "s", value)
+
+
 def _field_predicate(field: str, op: str, operand: Any) -> Predicate:
     if op in ("$eq", "$ne"):
         if not _is_scalar(operand):
@@ -63,10 +69,13 @@ def _field_predicate(field: str, op: str, operand: Any) -> Predicate:
             raise FilterError(
                 f"invalid filter for field '{field}': {op} expects an array of strings, numbers or "
                 f"booleans, got {_show(operand)}")
-        options = list(operand)
+        if len(operand) > MAX_IN_VALUES:
+            raise FilterError(
+                f"invalid filter for field '{field}': {op} accepts at most {MAX_IN_VALUES} values, got {len(operand)}")
+        options = {_key(o) for o in operand}  # a set: up to 10,000 values against every record
 
         def hit(m: Mapping[str, Any]) -> bool:
-            return field in m and any(_equal(v, o) for v in _values(m[field]) for o in options)
+            return field in m and any(_key(v) in options for v in _values(m[field]))
 
         return hit if op == "$in" else (lambda m: not hit(m))
     if op in COMPARISONS:
