@@ -233,3 +233,20 @@ def test_data_plane_of_a_missing_index_is_404(pinecone_client, pinecone_emulator
     idx = pinecone_client.Index(host=pinecone_emulator.index_host("ghost"))
     with pytest.raises(NotFoundError):
         idx.describe_index_stats()
+
+
+def test_the_asyncio_client_works_against_the_same_host(pinecone_client):
+    """Async applications (FastAPI and the like) use `IndexAsyncio` with the same host."""
+    import asyncio
+
+    host = pinecone_client.create_index(name="async", dimension=2, spec=SERVERLESS, timeout=5).host
+
+    async def work():
+        async with pinecone_client.IndexAsyncio(host=host) as idx:
+            await idx.upsert(vectors=[{"id": "x", "values": [1, 0], "metadata": {"kind": "a"}},
+                                      {"id": "y", "values": [0.9, 0.1], "metadata": {"kind": "b"}}], namespace="n")
+            found = await idx.query(vector=[1, 0], top_k=2, namespace="n", filter={"kind": "b"}, include_metadata=True)
+            stats = await idx.describe_index_stats()
+            return [(m.id, m.metadata["kind"]) for m in found.matches], stats.namespaces["n"].vector_count
+
+    assert asyncio.run(work()) == ([("y", "b")], 2)

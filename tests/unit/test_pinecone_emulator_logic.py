@@ -107,6 +107,28 @@ def test_exact_search_matches_numpy(metric):
     assert [s for _, s in got] == pytest.approx(expected[order[:7]].tolist(), rel=1e-5)
 
 
+@pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
+@pytest.mark.parametrize("flt", [{"i": {"$gte": 190}}, {"i": {"$in": [3, 77, 150]}}, {"odd": True}, {"i": -1}])
+def test_a_filtered_search_is_the_exact_search_of_the_matching_rows(metric, flt):
+    rng = np.random.default_rng(2)
+    rows = rng.normal(size=(200, 5)).astype(np.float32)
+    q = rng.normal(size=5).astype(np.float32)
+    ns = Namespace(5)
+    ns.upsert(Record(f"v{i}", row.tolist(), None, {"i": i, "odd": i % 2 == 1}) for i, row in enumerate(rows))
+    predicate = compile_filter(flt)
+    matching = [i for i in range(200) if predicate({"i": i, "odd": i % 2 == 1})]
+    if metric == "cosine":
+        expected = rows @ q / (np.linalg.norm(rows, axis=1) * np.linalg.norm(q))
+    elif metric == "euclidean":
+        expected = ((rows - q) ** 2).sum(axis=1)
+    else:
+        expected = rows @ q
+    ranked = sorted(matching, key=lambda i: expected[i] if metric == "euclidean" else -expected[i])[:8]
+    got = ns.top(metric, q, None, 8, predicate)
+    assert [row for row, _ in got] == ranked
+    assert [s for _, s in got] == pytest.approx([float(expected[i]) for i in ranked], rel=1e-5)
+
+
 def test_delete_keeps_rows_contiguous_and_update_merges_metadata():
     ns = _namespace(np.eye(4, dtype=np.float32))
     assert ns.delete(["v0", "missing"]) == 1
@@ -116,6 +138,18 @@ def test_delete_keeps_rows_contiguous_and_update_merges_metadata():
     assert ns.get("v3").metadata == {"i": 3, "extra": "x"} and ns.get("v3").values == [0, 0, 0, 1]
     assert not ns.update("v0", [1, 1, 1, 1], None, None)
     assert ns.top("cosine", np.array([1, 0, 0, 0], np.float32), None, 2, compile_filter({"i": {"$gte": 2}}))[0][1] == 0
+
+
+def test_a_clone_keeps_its_contents_while_the_original_changes():
+    ns = _namespace(np.eye(3, dtype=np.float32))
+    ns.update("v0", None, None, {"tag": "old"})
+    snapshot = ns.clone()
+    ns.update("v0", [0, 1, 0], None, {"tag": "new"})
+    ns.update_metadata_where(compile_filter({}), {"all": True}, dry_run=False)
+    ns.upsert([Record("v1", [1, 1, 1], None, {"replaced": 1})])
+    ns.delete(["v2"])
+    assert [snapshot.get(f"v{i}").metadata for i in range(3)] == [{"i": 0, "tag": "old"}, {"i": 1}, {"i": 2}]
+    assert snapshot.get("v0").values == [1, 0, 0] and len(snapshot) == 3
 
 
 def test_sparse_and_hybrid_scores():

@@ -7,7 +7,6 @@ last row into the hole, keeping rows contiguous.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,6 +166,8 @@ class Namespace:
 
     def top(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
             top_k: int, predicate=None) -> list[tuple[int, float]]:
+        if predicate is not None and query_sparse is None and len(self.ids):
+            return self._top_scored_first(metric, query, top_k, predicate)
         rows = self.matching_rows(predicate)
         if len(rows) == 0:
             return []
@@ -177,6 +178,22 @@ class Namespace:
         best = best[np.argsort(keyed[best], kind="stable")]
         return [(int(rows[i]), float(scores[i])) for i in best]
 
+    def _top_scored_first(self, metric: str, query: np.ndarray | None, top_k: int,
+                          predicate) -> list[tuple[int, float]]:
+        """Dense scores of every row are one vectorised product, while a filter is Python per
+        record: walking the rows best first and stopping at top_k matches evaluates the filter
+        on a few rows instead of all (the same result as filtering first)."""
+        scores = self.scores(metric, query, None, np.arange(len(self.ids)))
+        order = np.argsort(scores if metric == "euclidean" else -scores, kind="stable")
+        empty: dict[str, Any] = {}
+        best: list[tuple[int, float]] = []
+        for row in order.tolist():
+            if predicate(self.metadata[row] or empty):
+                best.append((row, float(scores[row])))
+                if len(best) == top_k:
+                    break
+        return best
+
     def clone(self) -> Namespace:
         other = Namespace(self.dimension)
         other.ids = list(self.ids)
@@ -184,7 +201,9 @@ class Namespace:
         other.dense = self.dense[: len(self.ids)].copy()
         other.has_dense = list(self.has_dense)
         other.sparse = list(self.sparse)
-        other.metadata = copy.deepcopy(self.metadata)
+        # Writes replace a row's metadata dict and never change one in place, so sharing the
+        # dicts is safe; a deep copy of 100k of them held the event loop for about a second.
+        other.metadata = list(self.metadata)
         return other
 
 
