@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pinery.local.pinecone import transitions, validation
+from pinery.local.pinecone import transitions, validation, vectors
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
 from pinery.local.pinecone.filters import FilterError, compile_filter, validate_metadata
@@ -88,7 +88,8 @@ def _namespace(rows: np.ndarray) -> Namespace:
 
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
-def test_exact_search_matches_numpy(metric):
+def test_exact_search_matches_numpy(metric, monkeypatch):
+    monkeypatch.setattr(vectors, "EUCLIDEAN_CHUNK", 7)  # rows scored over several chunks
     rng = np.random.default_rng(1)
     rows = rng.normal(size=(50, 6)).astype(np.float32)
     q = rng.normal(size=6).astype(np.float32)
@@ -105,6 +106,8 @@ def test_exact_search_matches_numpy(metric):
     got = ns.top(metric, q, None, 7)
     assert [row for row, _ in got] == order[:7].tolist()
     assert [s for _, s in got] == pytest.approx(expected[order[:7]].tolist(), rel=1e-5)
+    if metric == "euclidean":  # a stored vector is at distance exactly 0 from itself
+        assert ns.top(metric, rows[33], None, 1) == [(33, 0.0)]
 
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
