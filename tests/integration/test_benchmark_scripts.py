@@ -69,3 +69,13 @@ def test_operator_memory_traced(tmp_path):
     for when in ("traced_idle", "traced_converged"):
         assert 0 < r[when]["traced_mb"] <= r[when]["traced_peak_mb"]
         assert r[when]["top"] and all(t["mb"] > 0 and t["blocks"] > 0 and t["where"] for t in r[when]["top"])
+
+
+def test_pinecone_dataplane(tmp_path):
+    results = run_benchmark("pinecone_dataplane.py", tmp_path / "dp.json", "--sizes", "300", "--queries", "3")
+    (run,) = results["runs"]
+    assert run["vectors"] == 300 and run["dimension"] == 768 and run["batch"] == 100
+    for part in ("query", "query_with_filter"):
+        assert run["emulator"][part]["n"] == 3 and run["emulator"][part]["p95_ms"] > 0
+    assert run["emulator"]["upsert_vectors_per_s"] > 0 and run["numpy_floor"]["query"]["n"] == 3
+    assert results["emulator_requests"]["upsertVectors"] == 3  # 300 vectors of 768 floats fit only 100 a request

@@ -19,8 +19,6 @@ from pinery.local.cluster import LocalCluster, free_port
 from tests.contract.chart_support import RELEASE_NAMESPACE, one, render
 
 pytestmark = pytest.mark.slow
-# The local control plane's server lands separately; until it does there is nothing to run against.
-pytest.importorskip("pinery.local.apiserver.server")
 
 
 @pytest.fixture
