@@ -1,7 +1,7 @@
 """`pinery local up` and `pinery local down` as a user runs them, in subprocesses.
 
 One test walks the whole story, because each `up` costs an operator start: up, use it, a second
-up refused, down (nothing left running), up again (objects, indexes and a job found again; the
+up refused, down (nothing left running), up again (objects, indexes, vectors and a job found again; the
 job's pods were lost with the processes and the job restarts its gang), down.
 """
 
@@ -84,12 +84,21 @@ def ports(state_dir: Path) -> list[int]:
     return [state["apiserver_port"], state["pinecone_port"]]
 
 
-def index_names(kubectl: Kubectl) -> list[str]:
+def pinecone_client(kubectl: Kubectl):
+    """An SDK client as an application gets one: the connection ConfigMap and the API key Secret."""
     from pinecone import Pinecone
 
     host = kubectl.get("configmap/up-down-connection")["data"]["PINECONE_CONTROLLER_HOST"]
     key = base64.b64decode(kubectl.get("secret/pinecone-api-key", namespace="pinery-system")["data"]["api-key"]).decode()
-    return [i.name for i in Pinecone(api_key=key, host=host).list_indexes()]
+    return Pinecone(api_key=key, host=host)
+
+
+def index_names(kubectl: Kubectl) -> list[str]:
+    return [i.name for i in pinecone_client(kubectl).list_indexes()]
+
+
+def app_index(kubectl: Kubectl):
+    return pinecone_client(kubectl).Index(host=kubectl.get("configmap/up-down-connection")["data"]["PINECONE_INDEX_HOST"])
 
 
 def test_up_down_and_up_again(tmp_path):
@@ -106,6 +115,7 @@ def test_up_down_and_up_again(tmp_path):
         kubectl.apply(example("vectorindex-serverless.yaml", metadata_name="up-down", spec_connectionConfigMap="up-down-connection"))
         kubectl.wait_for("vectorindex/up-down", "Ready", timeout=60)
         host = kubectl.get("vectorindex/up-down")["status"]["host"]
+        app_index(kubectl).upsert(vectors=[("kept", [0.5] * 384, {"n": 1})], namespace="tenant")
         kubectl.apply({
             "apiVersion": "pinery.dev/v1alpha1", "kind": "FSDPJob", "metadata": {"name": "sleeper"},
             "spec": {"numNodes": 2, "nprocPerNode": 1, "masterPort": free_port(), "maxRestarts": 1,
@@ -137,6 +147,9 @@ def test_up_down_and_up_again(tmp_path):
         assert kubectl.get("vectorindex/up-down")["status"]["host"] == host
         kubectl.wait_for("vectorindex/up-down", "Ready", timeout=30)
         assert "up-down" in index_names(kubectl)
+        # ... and so are its vectors: `down` wrote them to the state directory.
+        kept = app_index(kubectl).fetch(ids=["kept"], namespace="tenant").vectors["kept"]
+        assert kept.values == [0.5] * 384 and kept.metadata == {"n": 1}
         # The job's pods were lost with their processes: the runner reports them Failed
         # (NodeLost), and the job restarts its gang, within its budget, and succeeds.
         kubectl.wait_for("fsdpjob/sleeper", "Succeeded", timeout=60)

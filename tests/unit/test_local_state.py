@@ -1,8 +1,10 @@
-"""Local mode's state directory: the lock that keeps a second `up` out, and local.json."""
+"""Local mode's state directory: the lock that keeps a second `up` out, local.json, and the
+ports a second `up` takes again."""
 
 import os
+import socket
 
-from pinery.local.cluster import LocalState, StateLock
+from pinery.local.cluster import LocalState, StateLock, free_port
 
 
 def test_one_holder_at_a_time(tmp_path):
@@ -23,3 +25,15 @@ def test_state_survives_a_save_and_defaults_when_unreadable(tmp_path):
     (tmp_path / "local.json").write_text("{not json")
     fresh = LocalState.load(tmp_path)
     assert fresh.apiserver_port == 0 and fresh.token.startswith("local-") and fresh.token != state.token
+
+
+def test_the_last_port_is_taken_again_unless_something_listens_on_it():
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    assert free_port(port) != port  # in use: another port
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()  # the server side closes first, as a server stopping with clients connected
+    listener.close()  # ... which leaves the port in TIME_WAIT
+    client.close()
+    assert free_port(port) == port

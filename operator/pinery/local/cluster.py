@@ -38,6 +38,9 @@ def free_port(preferred: int = 0) -> int:
     """`preferred` when it is free (so kubeconfigs stay valid across restarts), else any."""
     for port in ([preferred] if preferred else []) + [0]:
         with socket.socket() as sock:
+            # As the servers bind: connections of the last run still in TIME_WAIT (a client was
+            # connected at `down`) must not move the port, and with it every index host.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
