@@ -163,6 +163,34 @@ def test_sparse_and_hybrid_scores():
     assert [(ns.ids[r], s) for r, s in got] == [("a", 3.0), ("b", 1.0)]
 
 
+def test_sparse_scores_follow_every_write():
+    rng = np.random.default_rng(4)
+
+    def sparse():
+        idx = np.unique(rng.integers(0, 50, 6)).astype(np.int64)
+        return idx, rng.random(len(idx)).astype(np.float32)
+
+    def reference(ns, query):
+        weights = dict(zip(query[0].tolist(), query[1].tolist()))
+        return {ns.ids[row]: sum(weights.get(k, 0.0) * v for k, v in zip(s[0].tolist(), s[1].tolist()))
+                for row, s in enumerate(ns.sparse) if s is not None}
+
+    def ranked(ns, query, predicate=None):
+        return {ns.ids[row]: score for row, score in ns.top("dotproduct", None, query, len(ns), predicate)}
+
+    ns = Namespace(None)
+    ns.upsert(Record(f"v{i}", None, sparse(), None) for i in range(40))
+    query = sparse()
+    writes = [lambda: ns.update("v3", None, sparse(), None), lambda: ns.delete(["v0", "v7"]),
+              lambda: ns.upsert([Record("v1", None, sparse(), None), Record("new", None, sparse(), None)])]
+    for write in [lambda: None, *writes]:
+        write()
+        assert ranked(ns, query) == pytest.approx(reference(ns, query))
+    assert len(ranked(ns, query)) == 39
+    best_first = sorted(reference(ns, query).items(), key=lambda item: -item[1])
+    assert list(ranked(ns, query, compile_filter({}))) == [rid for rid, _ in best_first]
+
+
 def test_index_data_round_trips_through_npz(tmp_path):
     data = IndexData(3)
     data.namespace("", create=True).upsert([Record("a", [1, 2, 3], None, {"k": ["x"]})])

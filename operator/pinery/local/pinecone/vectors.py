@@ -37,6 +37,7 @@ class Namespace:
         self.sparse: list[Sparse | None] = []
         self.metadata: list[dict[str, Any] | None] = []
         self._norms: np.ndarray | None = None  # row norms for cosine, dropped on every write
+        self._postings: Postings | None = None  # sparse values by index, dropped on every write
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -73,7 +74,7 @@ class Namespace:
         return self._norms
 
     def _write(self, row: int, values, sparse, metadata, replace: bool) -> None:
-        self._norms = None
+        self._norms = self._postings = None
         if values is not None and self.dimension:
             self.dense[row] = values
             self.has_dense[row] = True
@@ -105,7 +106,7 @@ class Namespace:
 
     def delete(self, ids: Iterable[str]) -> int:
         deleted = 0
-        self._norms = None
+        self._norms = self._postings = None
         for record_id in ids:
             row = self.rows.pop(record_id, None)
             if row is None:
@@ -162,18 +163,15 @@ class Namespace:
             else:
                 total += dots
         if query_sparse is not None:
-            weights = dict(zip(query_sparse[0].tolist(), query_sparse[1].tolist()))
-            for i, row in enumerate(rows.tolist()):
-                stored = self.sparse[row]
-                if stored is not None:
-                    total[i] += sum(weights.get(k, 0.0) * v
-                                    for k, v in zip(stored[0].tolist(), stored[1].tolist()))
+            if self._postings is None:
+                self._postings = Postings.build(self.sparse)
+            total += self._postings.dot(query_sparse, len(self.ids))[rows]
         return total
 
     def top(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
             top_k: int, predicate=None) -> list[tuple[int, float]]:
-        if predicate is not None and query_sparse is None and len(self.ids):
-            return self._top_scored_first(metric, query, top_k, predicate)
+        if predicate is not None and len(self.ids):
+            return self._top_scored_first(metric, query, query_sparse, top_k, predicate)
         rows = self.matching_rows(predicate)
         if len(rows) == 0:
             return []
@@ -184,12 +182,12 @@ class Namespace:
         best = best[np.argsort(keyed[best], kind="stable")]
         return [(int(rows[i]), float(scores[i])) for i in best]
 
-    def _top_scored_first(self, metric: str, query: np.ndarray | None, top_k: int,
-                          predicate) -> list[tuple[int, float]]:
-        """Dense scores of every row are one vectorised product, while a filter is Python per
-        record: walking the rows best first and stopping at top_k matches evaluates the filter
-        on a few rows instead of all (the same result as filtering first)."""
-        scores = self.scores(metric, query, None, np.arange(len(self.ids)))
+    def _top_scored_first(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
+                          top_k: int, predicate) -> list[tuple[int, float]]:
+        """Scores of every row are vectorised, while a filter is Python per record: walking the
+        rows best first and stopping at top_k matches evaluates the filter on a few rows
+        instead of all (the same result as filtering first)."""
+        scores = self.scores(metric, query, query_sparse, np.arange(len(self.ids)))
         order = np.argsort(scores if metric == "euclidean" else -scores, kind="stable")
         empty: dict[str, Any] = {}
         best: list[tuple[int, float]] = []
@@ -211,6 +209,39 @@ class Namespace:
         # dicts is safe; a deep copy of 100k of them held the event loop for about a second.
         other.metadata = list(self.metadata)
         return other
+
+
+@dataclass
+class Postings:
+    """Every stored sparse value sorted by its index, so that a sparse query is a few slices of
+    arrays instead of a Python loop over every record (0.7 s at 100k records before)."""
+
+    indices: np.ndarray  # int64, sorted
+    rows: np.ndarray  # the row of each value
+    values: np.ndarray  # float64
+
+    @classmethod
+    def build(cls, sparse: list[Sparse | None]) -> Postings:
+        present = [(row, s) for row, s in enumerate(sparse) if s is not None and len(s[0])]
+        if not present:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls(empty, empty, np.zeros(0, dtype=np.float64))
+        lengths = np.fromiter((len(s[0]) for _, s in present), dtype=np.int64, count=len(present))
+        rows = np.repeat(np.fromiter((row for row, _ in present), dtype=np.int64, count=len(present)), lengths)
+        indices = np.concatenate([s[0] for _, s in present])
+        values = np.concatenate([s[1] for _, s in present]).astype(np.float64)
+        order = np.argsort(indices)  # stability is not needed: a slice is summed row by row
+        return cls(indices[order], rows[order], values[order])
+
+    def dot(self, query: Sparse, n_rows: int) -> np.ndarray:
+        """The sparse dot product of the query with every row."""
+        out = np.zeros(n_rows, dtype=np.float64)
+        starts = np.searchsorted(self.indices, query[0], "left")
+        ends = np.searchsorted(self.indices, query[0], "right")
+        for start, end, weight in zip(starts.tolist(), ends.tolist(), query[1].tolist()):
+            # A record's indices are unique, so a row appears at most once in one slice.
+            out[self.rows[start:end]] += weight * self.values[start:end]
+        return out
 
 
 @dataclass
