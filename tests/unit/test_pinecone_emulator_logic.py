@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -201,7 +203,29 @@ def test_index_data_round_trips_through_npz(tmp_path):
     assert set(back.namespaces) == {"", "ns", "empty"}
     assert back.namespace("").get("a").metadata == {"k": ["x"]}
     b = back.namespace("ns").get("b")
-    assert b.values == [4, 5, 6] and b.sparse[0].tolist() == [7]
+    assert b.values == [4, 5, 6] and b.sparse[0].tolist() == [7] and b.sparse[1].tolist() == [0.5]
+    assert back.namespace("").get("a").sparse is None
+
+
+def test_sparse_only_data_round_trips_and_old_files_still_read(tmp_path):
+    data = IndexData(None)
+    rows = [Record("s0", None, (np.array([3, 9]), np.array([0.25, 1.5], np.float32)), None),
+            Record("s1", None, (np.array([], dtype=np.int64), np.array([], np.float32)), {"m": 1}),
+            Record("s2", None, (np.array([2**32 - 1]), np.array([-2.0], np.float32)), None)]
+    data.namespace("", create=True).upsert(rows)
+    write_index_data(tmp_path / "d.npz", data)
+    back = read_index_data(tmp_path / "d.npz").namespace("")
+    for rec in rows:
+        got = back.get(rec.id)
+        assert got.sparse[0].tolist() == rec.sparse[0].tolist() and got.sparse[1].tolist() == rec.sparse[1].tolist()
+        assert got.sparse[0].dtype == np.int64 and got.metadata == rec.metadata
+    # The format before sparse values moved out of the JSON header.
+    header = {"dimension": None, "namespaces": [{"name": "", "ids": ["old"], "has_dense": [False],
+                                                 "metadata": [None], "sparse": [[[5], [0.5]]]}]}
+    np.savez(tmp_path / "old.npz", header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+             dense_0=np.zeros((1, 0), dtype=np.float32))
+    old = read_index_data(tmp_path / "old.npz").namespace("").get("old")
+    assert old.sparse[0].tolist() == [5] and old.sparse[1].tolist() == [0.5]
 
 
 def test_transitions_settle_by_wall_clock():
