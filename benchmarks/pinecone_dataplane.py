@@ -5,6 +5,7 @@ real `pinecone` SDK over HTTP:
   - upsert throughput (vectors/s, batches of 100, as 1000 such vectors exceed Pinecone's 2 MB
     request limit; persistence to a state directory on),
   - query latency p50/p95 (top_k=10, no filter, and with a metadata filter),
+  - the same for a sparse-only index (records of about 60 non-zero values out of 30,000),
 and in the same run the floor that exact search cannot beat: numpy's matrix-vector product plus
 argpartition on the same data in-process, and the memcpy of the same rows.
 
@@ -98,6 +99,65 @@ def bench_size(pc, size: int, dimension: int, n_queries: int, top_k: int, batch:
     }
 
 
+def sparse_floor(rows: list[tuple[np.ndarray, np.ndarray]], queries, top_k: int) -> dict:
+    """In-process sparse dot products against postings already built (numpy, no HTTP)."""
+    indices = np.concatenate([r[0] for r in rows])
+    owners = np.repeat(np.arange(len(rows)), [len(r[0]) for r in rows])
+    values = np.concatenate([r[1] for r in rows]).astype(np.float64)
+    order = np.argsort(indices)
+    indices, owners, values = indices[order], owners[order], values[order]
+    latencies = []
+    for q_idx, q_val in queries:
+        started = time.perf_counter()
+        scores = np.zeros(len(rows))
+        for lo, hi, w in zip(np.searchsorted(indices, q_idx), np.searchsorted(indices, q_idx, "right"), q_val):
+            scores[owners[lo:hi]] += w * values[lo:hi]
+        np.argpartition(-scores, top_k)[:top_k]
+        latencies.append(time.perf_counter() - started)
+    return {"query": summary_ms(latencies)}
+
+
+def bench_sparse(pc, size: int, nnz: int, vocabulary: int, n_queries: int, top_k: int, batch: int, seed: int) -> dict:
+    """A sparse-only index (dotproduct): records of about `nnz` non-zero values out of
+    `vocabulary`, as from a keyword model; queries of 20 values."""
+    from pinecone import ServerlessSpec
+
+    rng = np.random.default_rng(seed)
+
+    def draw(count: int) -> tuple[np.ndarray, np.ndarray]:
+        idx = np.unique(rng.integers(0, vocabulary, count))
+        return idx, rng.random(len(idx)).astype(np.float32)
+
+    rows = [draw(nnz) for _ in range(size)]
+    queries = [draw(20) for _ in range(n_queries)]
+    name = f"sparse-{size}"
+    host = pc.create_index(name=name, vector_type="sparse", metric="dotproduct", timeout=60,
+                           spec=ServerlessSpec(cloud="aws", region="us-east-1")).host
+    index = pc.Index(host=host)
+    started = time.perf_counter()
+    for start in range(0, size, batch):
+        index.upsert(vectors=[{"id": f"s{start + i}", "sparse_values": {"indices": r[0].tolist(), "values": r[1].tolist()}}
+                              for i, r in enumerate(rows[start:start + batch])])
+    upsert_s = time.perf_counter() - started
+
+    def query(q) -> float:
+        t0 = time.perf_counter()
+        result = index.query(sparse_vector={"indices": q[0].tolist(), "values": q[1].tolist()}, top_k=top_k)
+        elapsed = time.perf_counter() - t0
+        assert len(result.matches) == top_k
+        return elapsed
+
+    first = query(queries[0])  # builds the postings after the writes
+    latencies = [query(q) for q in queries]
+    pc.delete_index(name, timeout=-1)
+    return {
+        "records": size, "nonzeros_per_record": nnz, "vocabulary": vocabulary, "top_k": top_k, "batch": batch,
+        "emulator": {"upsert_records_per_s": round(size / upsert_s), "first_query_after_writes_ms": round(1000 * first, 1),
+                     "query": summary_ms(latencies)},
+        "numpy_floor": sparse_floor(rows, queries, top_k),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -106,6 +166,9 @@ def main() -> int:
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sparse-sizes", type=int, nargs="*", default=[10_000, 100_000],
+                        help="records of the sparse-only runs (none: skip them)")
+    parser.add_argument("--sparse-nnz", type=int, default=60)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 
@@ -122,6 +185,11 @@ def main() -> int:
             for size in args.sizes:
                 runs.append(bench_size(pc, size, args.dimension, args.queries, args.top_k, args.batch, args.seed))
                 print(json.dumps(runs[-1]), flush=True)
+            sparse_runs = []
+            for size in args.sparse_sizes:
+                sparse_runs.append(bench_sparse(pc, size, args.sparse_nnz, 30_000, args.queries, args.top_k,
+                                                args.batch, args.seed))
+                print(json.dumps(sparse_runs[-1]), flush=True)
             requests = EmulatorAdmin(emulator.url).stats()["requests"]
         finally:
             emulator.stop_thread()
@@ -133,6 +201,7 @@ def main() -> int:
         "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
                     "platform": platform.platform()},
         "runs": runs,
+        "sparse_runs": sparse_runs,
         "emulator_requests": requests,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

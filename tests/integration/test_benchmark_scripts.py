@@ -72,10 +72,15 @@ def test_operator_memory_traced(tmp_path):
 
 
 def test_pinecone_dataplane(tmp_path):
-    results = run_benchmark("pinecone_dataplane.py", tmp_path / "dp.json", "--sizes", "300", "--queries", "3")
+    results = run_benchmark("pinecone_dataplane.py", tmp_path / "dp.json", "--sizes", "300", "--queries", "3",
+                            "--sparse-sizes", "200")
     (run,) = results["runs"]
     assert run["vectors"] == 300 and run["dimension"] == 768 and run["batch"] == 100
     for part in ("query", "query_with_filter"):
         assert run["emulator"][part]["n"] == 3 and run["emulator"][part]["p95_ms"] > 0
     assert run["emulator"]["upsert_vectors_per_s"] > 0 and run["numpy_floor"]["query"]["n"] == 3
-    assert results["emulator_requests"]["upsertVectors"] == 3  # 300 vectors of 768 floats fit only 100 a request
+    (sparse,) = results["sparse_runs"]
+    assert sparse["records"] == 200 and sparse["emulator"]["query"]["n"] == 3
+    assert sparse["emulator"]["first_query_after_writes_ms"] > 0 and sparse["numpy_floor"]["query"]["n"] == 3
+    # 300 dense vectors of 768 floats fit only 100 to a request; then 2 requests of sparse records
+    assert results["emulator_requests"]["upsertVectors"] == 3 + 2

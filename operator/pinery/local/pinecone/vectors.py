@@ -214,33 +214,35 @@ class Namespace:
 @dataclass
 class Postings:
     """Every stored sparse value sorted by its index, so that a sparse query is a few slices of
-    arrays instead of a Python loop over every record (0.7 s at 100k records before)."""
+    arrays instead of a Python loop over every record (0.7 s per query at 100k records before).
+    Built after writes, on the first sparse query: 0.7 s for 100k records of 60 values, in
+    the smallest types that hold them (sorting and gathering 6M entries is memory-bound)."""
 
-    indices: np.ndarray  # int64, sorted
-    rows: np.ndarray  # the row of each value
-    values: np.ndarray  # float64
+    indices: np.ndarray  # uint32 (Pinecone's sparse indices are below 2^32), sorted
+    rows: np.ndarray  # int32, the row of each value
+    values: np.ndarray  # float32, as stored
 
     @classmethod
     def build(cls, sparse: list[Sparse | None]) -> Postings:
         present = [(row, s) for row, s in enumerate(sparse) if s is not None and len(s[0])]
         if not present:
-            empty = np.zeros(0, dtype=np.int64)
-            return cls(empty, empty, np.zeros(0, dtype=np.float64))
+            return cls(np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
         lengths = np.fromiter((len(s[0]) for _, s in present), dtype=np.int64, count=len(present))
-        rows = np.repeat(np.fromiter((row for row, _ in present), dtype=np.int64, count=len(present)), lengths)
-        indices = np.concatenate([s[0] for _, s in present])
-        values = np.concatenate([s[1] for _, s in present]).astype(np.float64)
+        rows = np.repeat(np.fromiter((row for row, _ in present), dtype=np.int32, count=len(present)), lengths)
+        indices = np.concatenate([s[0] for _, s in present]).astype(np.uint32)
+        values = np.concatenate([s[1] for _, s in present]).astype(np.float32, copy=False)
         order = np.argsort(indices)  # stability is not needed: a slice is summed row by row
         return cls(indices[order], rows[order], values[order])
 
     def dot(self, query: Sparse, n_rows: int) -> np.ndarray:
         """The sparse dot product of the query with every row."""
         out = np.zeros(n_rows, dtype=np.float64)
-        starts = np.searchsorted(self.indices, query[0], "left")
-        ends = np.searchsorted(self.indices, query[0], "right")
+        wanted = query[0].astype(np.uint32)  # in the postings' type, or searchsorted converts all of them
+        starts = np.searchsorted(self.indices, wanted, "left")
+        ends = np.searchsorted(self.indices, wanted, "right")
         for start, end, weight in zip(starts.tolist(), ends.tolist(), query[1].tolist()):
             # A record's indices are unique, so a row appears at most once in one slice.
-            out[self.rows[start:end]] += weight * self.values[start:end]
+            out[self.rows[start:end]] += weight * self.values[start:end].astype(np.float64)
         return out
 
 
