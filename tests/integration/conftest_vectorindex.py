@@ -40,7 +40,7 @@ CLUSTER = "test-cluster"
 # Short clocks: the emulator answers in fractions of a second, the operator polls and retries
 # in fractions of a second, and sweeps run every RESYNC seconds.
 RESYNC = 2.0
-FAST = Timing(poll_first=0.1, poll_max=0.5, retry_first=0.1, retry_max=1.0, secret_retry_max=0.5)
+FAST = Timing(poll_first=0.1, poll_max=0.5, retry_first=0.1, retry_max=1.0, secret_retry_max=0.5, create_landing=3.0)
 SDK_TIMEOUT = 1.0
 EMULATOR_DELAYS = {"ready_delay": 0.5, "scale_delay": 0.5, "terminate_delay": 0.3}
 
@@ -81,21 +81,22 @@ class Operator:
         return generate_latest(self.services.metrics.registry).decode()
 
 
-def operator_services(plane: ControlPlane, emulator_url: str, *, resync: float = RESYNC) -> Services:
+def operator_services(plane: ControlPlane, emulator_url: str, *, resync: float = RESYNC,
+                      timing: Timing = FAST) -> Services:
     """What the operator's handlers are given, with the tests' short clocks (close
     `services.kube.api_client` when done)."""
     settings = OperatorSettings(
         pinecone_host=emulator_url, resync_seconds=resync, operator_namespace=SYSTEM_NS,
         cluster_name=CLUSTER, metrics_port=0, health_port=0,
     )
-    return Services.create(settings, str(plane.kubeconfig), timing=FAST, pinecone_timeout=SDK_TIMEOUT)
+    return Services.create(settings, str(plane.kubeconfig), timing=timing, pinecone_timeout=SDK_TIMEOUT)
 
 
 @contextlib.contextmanager
 def running_operator(plane: ControlPlane, emulator_url: str, *, resync: float = RESYNC,
-                     logs: LogCapture | None = None) -> Iterator[Operator]:
+                     logs: LogCapture | None = None, timing: Timing = FAST) -> Iterator[Operator]:
     """The operator in this process, stopped (and checked for a clean exit) on leaving."""
-    services = operator_services(plane, emulator_url, resync=resync)
+    services = operator_services(plane, emulator_url, resync=resync, timing=timing)
     settings = services.settings
     capture = logs or LogCapture()
     root = logging.getLogger()

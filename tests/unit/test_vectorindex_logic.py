@@ -9,9 +9,11 @@ from pinery.vectorindex import accepted
 from pinery.vectorindex.adoption import immutable_differences
 from pinery.vectorindex.desired import configure_changes, create_request
 from pinery.backoff import backoff
-from pinery.vectorindex.errors import PineconeFailure, classify, redact
+from pinery.vectorindex.errors import PineconeFailure, classify, outcome_unknown, redact
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags, tag_value
-from pinery.vectorindex.reconcile import Event, Identity, decide, decide_deletion, pass_events, refuse_immutable_change
+from pinery.vectorindex.reconcile import (
+    Event, Identity, decide, decide_deletion, landing_deadline, pass_events, refuse_immutable_change,
+)
 from pinery.vectorindex.schedule import Timing, current_sweep, next_sweep, readiness_delay
 from pinery.vectorindex.status import condition_events, next_status, phase, status_changes
 
@@ -229,6 +231,35 @@ def test_deletion(the_spec, the_index, action, reason):
     step = decide_deletion(the_spec, WHO, the_index)
     assert step.action == action
     assert (step.event.reason if step.event else None) == reason
+
+
+def test_a_create_without_an_answer_is_waited_for_before_release():
+    timing = Timing(poll_first=1.0, create_landing=60.0)
+    sent = landing_deadline({"createSentAt": "2026-11-30T12:00:00Z"}, timing)
+    assert sent == 1_796_040_000 + 60.0
+    early = decide_deletion(spec(), WHO, None, timing=timing, landing_until=sent, now=sent - 50)
+    assert early.action == "wait" and early.event.reason == "AwaitingCreate" and early.requeue == 1.0
+    assert decide_deletion(spec(), WHO, None, timing=timing, landing_until=sent, now=sent - 0.2).requeue == pytest.approx(0.2)
+    # The index landed meanwhile: it is deleted like any other; none came in time: released.
+    assert decide_deletion(spec(), WHO, index(), landing_until=sent, now=sent - 50).action == "delete"
+    assert decide_deletion(spec(), WHO, None, landing_until=sent, now=sent).action == "release"
+    # Nothing to wait for when the index would be kept anyway.
+    assert decide_deletion(spec(deletionPolicy="Retain"), WHO, None, landing_until=sent, now=0).action == "release"
+    assert decide_deletion(spec(deletionProtection=True), WHO, None, landing_until=sent, now=0).action == "release"
+    assert landing_deadline({}) is None and landing_deadline({"createSentAt": "soon"}) is None
+
+
+@pytest.mark.parametrize("status, unknown", [(None, True), (408, True), (500, True), (503, True),
+                                             (400, False), (403, False), (409, False), (429, False)])
+def test_which_failures_leave_a_create_in_doubt(status, unknown):
+    assert outcome_unknown(PineconeFailure("create_index", status, None, "x")) is unknown
+
+
+def test_next_status_clears_the_fields_named():
+    old = {"createSentAt": "2026-11-30T12:00:00Z", "host": "h"}
+    new = next_status(old, 1, ("True", "IndexReady", "ok"), ("True", "InSync", "ok"), cleared=("createSentAt", "state"))
+    assert new["createSentAt"] is None and "state" not in new  # only what was there is removed
+    assert status_changes(old, new)["createSentAt"] is None
 
 
 def test_protected_deletion_is_a_warning():

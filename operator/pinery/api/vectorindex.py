@@ -330,6 +330,15 @@ class VectorIndexStatus(ApiModel):
     observed_generation: Optional[int] = Field(
         None, ge=0, description="The metadata.generation the operator last acted on."
     )
+    create_sent_at: Optional[str] = Field(
+        None,
+        json_schema_extra={"format": "date-time"},
+        description=(
+            "Set (RFC 3339) when the operator asks Pinecone to create the index, removed once an "
+            "answer or the index itself is seen. While it is set, deleting the object waits up "
+            "to a minute after it for an index that may still appear, so that none is left behind."
+        ),
+    )
 
 
 _ONE_DEPLOYMENT_TYPE = CelRule(

@@ -26,7 +26,7 @@ import kopf
 from pydantic import ValidationError
 
 from pinery.api.base import GROUP, VERSION, controller_reference, has_finalizer
-from pinery.api.conditions import get_condition
+from pinery.api.conditions import get_condition, now_rfc3339
 from pinery.api.vectorindex import VectorIndexSpec
 from pinery.handlers.waking import Generations, sleep_until_woken
 from pinery.kube import KubeError
@@ -34,8 +34,11 @@ from pinery.pinecone_gateway import PineconeCallError
 from pinery.services import Services
 from pinery.settings import OperatorSettings
 from pinery.vectorindex import accepted
-from pinery.vectorindex.errors import classify
-from pinery.vectorindex.reconcile import Cond, Event, Identity, Step, decide, decide_deletion, pass_events, refuse_immutable_change
+from pinery.vectorindex.errors import classify, outcome_unknown
+from pinery.vectorindex.reconcile import (
+    CREATE_SENT_AT, Cond, Event, Identity, Step, decide, decide_deletion, landing_deadline, pass_events,
+    refuse_immutable_change,
+)
 from pinery.vectorindex.schedule import current_sweep, next_sweep
 from pinery.vectorindex.status import READY, next_status, status_changes
 
@@ -150,7 +153,8 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     obj = await services.kube.get(KIND, namespace, name)
     if obj is None or obj["metadata"].get("deletionTimestamp"):
         return None
-    meta, old = obj["metadata"], obj.get("status") or {}
+    meta = obj["metadata"]
+    old = obj["status"] = obj.get("status") or {}  # one dict, which before_create extends
     memory.unguarded = not has_finalizer(meta)
     if memory.unguarded:
         # Kopf starts the daemon before it puts its finalizer on the object, and an object
@@ -200,15 +204,25 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         return Next(_jitter(timing.secret_retry(memory.failures - 1)))
 
     who = Identity(settings.cluster_name, namespace, name)
+
+    async def before_create() -> None:
+        # Written before the call, so that even an operator killed while it waits for the
+        # answer leaves the mark: the finalizer then waits for an index that may still land.
+        sent = now_rfc3339()
+        await services.kube.merge_patch(KIND, namespace, name, {"status": {CREATE_SENT_AT: sent}}, subresource="status")
+        old[CREATE_SENT_AT] = sent
+
     try:
-        step = await _look_and_act(services, api_key, spec, who, old.get("indexName"), memory.polls, sweep)
+        step = await _look_and_act(services, api_key, spec, who, old.get("indexName"), memory.polls, sweep, before_create)
     except PineconeCallError as exc:
         verdict = classify(exc.failure, memory.failures, timing)
         memory.failures += 1
         if exc.failure.retry_after:
             memory.not_before = time.monotonic() + exc.failure.retry_after
         cond = ("False", verdict.reason, verdict.message)
-        await _report(obj, services, cond if verdict.terminal else _ready_as_before(old, cond), cond)
+        answered = exc.failure.operation == "create_index" and not outcome_unknown(exc.failure)
+        await _report(obj, services, cond if verdict.terminal else _ready_as_before(old, cond), cond,
+                      cleared=(CREATE_SENT_AT,) if answered else ())
         log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
         services.metrics.reconciled(KIND, "error")
         return until_sweep() if verdict.delay is None else Next(_jitter(verdict.delay))
@@ -216,8 +230,9 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     memory.failures = 0
     memory.polls = memory.polls + 1 if step.action == "wait" else 0
     managed = step.action != "refuse"
+    seen = step.state is not None or step.host is not None  # the index, so no create is in doubt
     await _report(
-        obj, services, step.ready, step.synced, step.events,
+        obj, services, step.ready, step.synced, step.events, cleared=(CREATE_SENT_AT,) if seen else (),
         indexName=index_name if managed else None, type=spec.deployment_type, host=step.host, state=step.state,
     )
     if managed and accepted.ANNOTATION not in (meta.get("annotations") or {}):
@@ -231,7 +246,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
 
 
 async def _look_and_act(services: Services, api_key: str, spec: VectorIndexSpec, who: Identity,
-                        known: str | None, polls: int, sweep: int | None) -> Step:
+                        known: str | None, polls: int, sweep: int | None, before_create) -> Step:
     """Describe the index (or find it in the sweep's listing), decide, and make the call."""
     gateway, timing = services.pinecone, services.vectorindex_timing
     name = spec.index_name_for(who.name)
@@ -241,6 +256,7 @@ async def _look_and_act(services: Services, api_key: str, spec: VectorIndexSpec,
         index = await gateway.describe(api_key, name)
     step = decide(spec, who, index, known_index_name=known, polls=polls, timing=timing)
     if step.action == "create":
+        await before_create()
         try:
             created = await gateway.create(api_key, step.request)
         except PineconeCallError as exc:
@@ -258,10 +274,11 @@ async def _look_and_act(services: Services, api_key: str, spec: VectorIndexSpec,
     return step
 
 
-async def _report(obj: dict, services: Services, ready: Cond, synced: Cond, step_events: tuple[Event, ...] = (), **facts: Any) -> None:
+async def _report(obj: dict, services: Services, ready: Cond, synced: Cond, step_events: tuple[Event, ...] = (),
+                  cleared: tuple[str, ...] = (), **facts: Any) -> None:
     """Write the status when it changed, and post the pass's Events."""
     meta, old = obj["metadata"], obj.get("status") or {}
-    new = next_status(old, meta.get("generation"), ready, synced, **facts)
+    new = next_status(old, meta.get("generation"), ready, synced, cleared, **facts)
     changes = status_changes(old, new)
     if changes:
         await services.kube.merge_patch(KIND, meta["namespace"], meta["name"], {"status": changes}, subresource="status")
@@ -311,8 +328,9 @@ async def release(obj: dict, services: Services) -> None:
     # The index this object manages, even if its spec was changed where the CRD did not stop it.
     index_name = old.get("indexName") or spec.index_name_for(name)
     who = Identity(services.settings.cluster_name, namespace, name)
+    landing_until = landing_deadline(old, timing)
     attempts = polls = 0
-    announced = False
+    posted: set[str] = set()  # reasons of the Events already posted (each once)
     while True:
         api_key = await _api_key(spec, namespace, services)
         if api_key is None:
@@ -328,7 +346,8 @@ async def release(obj: dict, services: Services) -> None:
             continue
         try:
             index = await services.pinecone.describe(api_key, index_name)
-            step = decide_deletion(spec, who, index, polls=polls, timing=timing, index_name=index_name)
+            step = decide_deletion(spec, who, index, polls=polls, timing=timing, index_name=index_name,
+                                   landing_until=landing_until, now=time.time())
             if step.action == "delete":
                 await services.pinecone.delete(api_key, index_name)
         except PineconeCallError as exc:
@@ -345,9 +364,9 @@ async def release(obj: dict, services: Services) -> None:
             log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
             await asyncio.sleep(_jitter(verdict.delay if verdict.delay is not None else timing.retry(attempts - 1)))
             continue
-        if step.event is not None and not (step.action == "delete" and announced):
+        if step.event is not None and step.event.reason not in posted:
             event(step.event.type, step.event.reason, step.event.message)
-        announced = announced or step.action == "delete"
+            posted.add(step.event.reason)
         if step.action == "release":
             break
         polls += 1

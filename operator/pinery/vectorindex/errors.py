@@ -22,6 +22,12 @@ class PineconeFailure:
     retry_after: float | None = None
 
 
+def outcome_unknown(failure: PineconeFailure) -> bool:
+    """Whether Pinecone may have carried out the call although it failed: no answer came (a
+    timeout, a lost connection) or a server error did. Any other answer means it did not."""
+    return failure.status is None or failure.status == 408 or failure.status >= 500
+
+
 @dataclass(frozen=True)
 class Classification:
     reason: str

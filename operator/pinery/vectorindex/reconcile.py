@@ -7,6 +7,7 @@ covers the finalizer. Both are pure; the handlers call Pinecone and write what t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from pinery.api.vectorindex import VectorIndexSpec
@@ -18,7 +19,8 @@ from pinery.vectorindex.status import Cond, Event, condition_events
 
 Action = Literal["create", "configure", "wait", "none", "refuse"]
 
-__all__ = ["Action", "Cond", "Event", "Identity", "Step", "decide", "decide_deletion", "pass_events", "refuse_immutable_change"]
+__all__ = ["CREATE_SENT_AT", "Action", "Cond", "Event", "Identity", "Step", "decide", "decide_deletion", "landing_deadline",
+           "pass_events", "refuse_immutable_change"]
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,21 @@ def describe_changes(changes: dict[str, Any], index: dict) -> str:
     return ", ".join(parts)
 
 
+CREATE_SENT_AT = "createSentAt"  # the status field that marks a create whose answer is awaited
+
+
+def landing_deadline(status: dict | None, timing: Timing = DEFAULT_TIMING) -> float | None:
+    """Until when (epoch seconds) an index whose create got no answer may still appear."""
+    sent = (status or {}).get(CREATE_SENT_AT)
+    if not isinstance(sent, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(sent.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.timestamp() + timing.create_landing
+
+
 DeletionAction = Literal["delete", "wait", "release"]
 
 
@@ -198,11 +215,20 @@ def decide_deletion(
     polls: int = 0,
     timing: Timing = DEFAULT_TIMING,
     index_name: str | None = None,
+    landing_until: float | None = None,
+    now: float = 0.0,
 ) -> DeletionStep:
     """What the finalizer does. It never deletes an index that policy, protection or
     ownership keeps, and it never blocks the object's deletion on those. `index_name` is the
-    index the object manages (status.indexName), when known."""
+    index the object manages (status.indexName), when known. `landing_until`: a create got no
+    answer, and its index may still appear in Pinecone until then (epoch seconds, as `now`)."""
     name = index_name or spec.index_name_for(who.name)
+    would_delete = spec.deletion_policy != "Retain" and not spec.deletion_protection
+    if index is None and would_delete and landing_until is not None and now < landing_until:
+        msg = (f"a request to create index {name} got no answer; waiting up to {landing_until - now:.0f}s "
+               "for an index that may still appear, so that none is left behind")
+        return DeletionStep("wait", Event("Normal", "AwaitingCreate", msg),
+                            requeue=min(timing.poll(polls), landing_until - now))
     if index is None:
         return DeletionStep("release", Event("Normal", "Deleted", f"index {name} is gone"))
     if spec.deletion_policy == "Retain":

@@ -31,6 +31,9 @@ class Timing:
     secret_retry_max: float = 60.0
     # Sweeps of one interval start within this share of it, so that they share one listing.
     sweep_spread: float = 0.1
+    # How long after a create whose answer never came its index may still appear in Pinecone;
+    # the finalizer of an object deleted meanwhile waits that long for it (status.createSentAt).
+    create_landing: float = 60.0
 
     def poll(self, polls: int) -> float:
         return readiness_delay(polls, self.poll_first, self.poll_max)

@@ -56,16 +56,21 @@ def phase(conditions: list[dict] | None, deleting: bool = False) -> str:
     return "Pending"
 
 
-def next_status(old: dict | None, generation: int | None, ready: Cond, synced: Cond, **facts: Any) -> dict:
+def next_status(old: dict | None, generation: int | None, ready: Cond, synced: Cond,
+                cleared: tuple[str, ...] = (), **facts: Any) -> dict:
     """The status after a reconcile pass: both conditions, the phase, observedGeneration, and
-    the index facts given (indexName, type, host, state; None keeps what was there)."""
+    the index facts given (indexName, type, host, state; None keeps what was there). Fields
+    in `cleared` that the old status has become None, which a merge patch removes."""
     old = old or {}
     conditions = set_condition(list(old.get("conditions") or []), READY, *ready, generation=generation)
     conditions = set_condition(conditions, SYNCED, *synced, generation=generation)
-    new = {"conditions": conditions, "phase": phase(conditions), "observedGeneration": generation}
+    new: dict[str, Any] = {"conditions": conditions, "phase": phase(conditions), "observedGeneration": generation}
     for key, value in facts.items():
         if value is not None:
             new[key] = value
+    for key in cleared:
+        if old.get(key) is not None:
+            new[key] = None
     return new
 
 

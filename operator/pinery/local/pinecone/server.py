@@ -178,6 +178,9 @@ class PineconeEmulator:
         try:
             decision = self.faults.decide(operation)
             if decision.delay:
+                # A slow server has the whole request: it carries it out late even when the
+                # client gave up meanwhile (the body could not be read once it had gone).
+                await request.read()
                 await asyncio.sleep(decision.delay)
             if decision.drop:
                 self.faults.count_response(operation, 0)
