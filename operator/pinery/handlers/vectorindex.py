@@ -20,7 +20,7 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import kopf
 from pydantic import ValidationError
@@ -246,7 +246,8 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
 
 
 async def _look_and_act(services: Services, api_key: str, spec: VectorIndexSpec, who: Identity,
-                        known: str | None, polls: int, sweep: int | None, before_create) -> Step:
+                        known: str | None, polls: int, sweep: int | None,
+                        before_create: Callable[[], Awaitable[None]]) -> Step:
     """Describe the index (or find it in the sweep's listing), decide, and make the call."""
     gateway, timing = services.pinecone, services.vectorindex_timing
     name = spec.index_name_for(who.name)
