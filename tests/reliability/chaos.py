@@ -401,6 +401,7 @@ async def run_chaos(cluster: LocalCluster, profile: Profile, seed: int) -> dict[
             "lifecyclesByEnding": summary(expects),
             "violations": found,
             "stalls": ctx.stalls,
+            "slowestWaits": ctx.slowest_waits(),
             "seconds": {"chaos": round(chaos_seconds, 1),
                         "convergence": round(time.monotonic() - converge_started, 1) if settled else None},
             "operatorUptimeAtKill": {"min": min(killer.uptimes, default=None), "max": max(killer.uptimes, default=None)},

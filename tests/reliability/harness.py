@@ -83,6 +83,7 @@ class Driver:
     api: Api
     step_timeout: float
     stalls: list[str] = field(default_factory=list)
+    waits: list[tuple[float, str]] = field(default_factory=list)  # (seconds, what) of every wait
     started: float = field(default_factory=time.monotonic)
 
     def say(self, line: str) -> None:
@@ -93,11 +94,21 @@ class Driver:
         self.stalls.append(what)
         self.say(f"stall: {what}")
 
-    async def _wait(self, check: Callable[[], Awaitable[Any]], what: str) -> bool:
-        if await wait_until(check, self.step_timeout):
+    async def _wait(self, check: Callable[[], Awaitable[Any]], what: str, kind: str | None = None,
+                    name: str | None = None) -> bool:
+        began = time.monotonic()
+        done = await wait_until(check, self.step_timeout)
+        self.waits.append((round(time.monotonic() - began, 1), what))
+        if done:
             return True
-        self.stall(f"{what} within {self.step_timeout:.0f}s")
+        # What the object showed when the wait gave up, to tell a slow operator from a stuck one.
+        obj = await self.api.get(kind, name) if kind and name else None
+        shown = f"; status then: {json.dumps((obj or {}).get('status'), sort_keys=True)[:800]}" if obj else ""
+        self.stall(f"{what} within {self.step_timeout:.0f}s{shown}")
         return False
+
+    def slowest_waits(self, count: int = 5) -> list[dict]:
+        return [{"seconds": seconds, "step": what} for seconds, what in sorted(self.waits, reverse=True)[:count]]
 
     async def synced(self, name: str, reason: str | None = None) -> bool:
         """Until the VectorIndex is Ready and Synced at its current generation (with `reason`:
@@ -114,14 +125,14 @@ class Driver:
                 return conditions.get("Ready", {}).get("reason") == reason
             return all(conditions.get(t, {}).get("status") == "True" for t in ("Ready", "Synced"))
 
-        return await self._wait(check, f"VectorIndex {name}: not {reason or 'synced'}")
+        return await self._wait(check, f"VectorIndex {name}: not {reason or 'synced'}", "VectorIndex", name)
 
     async def job_phase(self, name: str, *phases: str) -> bool:
         async def check():
             job = await self.api.get("FSDPJob", name)
             return job is not None and (job.get("status") or {}).get("phase") in phases
 
-        return await self._wait(check, f"FSDPJob {name}: not {'/'.join(phases)}")
+        return await self._wait(check, f"FSDPJob {name}: not {'/'.join(phases)}", "FSDPJob", name)
 
     async def patch_spec(self, kind: str, name: str, spec: dict) -> None:
         await self.api.patch(kind, name, {"spec": spec})
@@ -135,7 +146,7 @@ class Driver:
         async def check():
             return await self.api.get(kind, name) is None
 
-        await self._wait(check, f"{kind} {name}: not gone")
+        await self._wait(check, f"{kind} {name}: not gone", kind, name)
         return held
 
 
