@@ -49,6 +49,13 @@ def now_rfc3339(now: datetime | None = None) -> str:
     return now.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def parse_time(value: Optional[str]) -> Optional[datetime]:
+    """A Kubernetes timestamp (RFC 3339) as an aware UTC datetime; None for none."""
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
 def set_condition(
     conditions: list[dict],
     type: str,

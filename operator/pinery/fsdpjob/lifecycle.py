@@ -21,12 +21,12 @@ from typing import Mapping, Optional, Sequence
 
 from pydantic import ValidationError
 
-from pinery.api.conditions import get_condition, now_rfc3339, set_condition
+from pinery.api.conditions import get_condition, now_rfc3339, parse_time, set_condition
 from pinery.api.fsdpjob import FSDPJobSpec
 from pinery.api.immutability import changed_immutable_fields, mutable_fields
 from pinery.fsdpjob.children import build_config_map, build_pod, build_service
 from pinery.fsdpjob.naming import ANNOTATION_SPEC, JobRef, pod_name
-from pinery.fsdpjob.observe import PodView, parse_time, view_pod
+from pinery.fsdpjob.observe import PodView, view_pod
 from pinery.fsdpjob.plan import Event, Plan, PodDeletion, merge_patch
 from pinery.settings import OperatorSettings
 from pinery_trainer.exit_codes import NON_RETRYABLE

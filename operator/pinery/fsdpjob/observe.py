@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Optional
 
+from pinery.api.conditions import parse_time
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_RANK, TRAINER_CONTAINER, WAIT_CONTAINER
 
 # torchrun's failure summary ends the log; the kubelet keeps that tail as the termination
@@ -14,12 +15,6 @@ from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_RANK, TRAINER_CONTAINER, 
 _ROOT_CAUSE = re.compile(r"Root Cause \(first observed failure\):(?P<body>.*)", re.S)
 _EXITCODE = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)", re.M)
 _RANK = re.compile(r"^\s*rank\s*:\s*(\d+)", re.M)
-
-
-def parse_time(value: Optional[str]) -> Optional[datetime]:
-    if not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
 
 
 @dataclass(frozen=True)

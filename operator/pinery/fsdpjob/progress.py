@@ -15,8 +15,7 @@ import math
 from datetime import datetime
 from typing import Any, Iterable, Optional
 
-from pinery.api.conditions import now_rfc3339
-from pinery.fsdpjob.observe import parse_time
+from pinery.api.conditions import now_rfc3339, parse_time
 
 def _json_object(line: str) -> tuple[Optional[dict], Optional[datetime]]:
     """The JSON object on a log line and the line's timestamp prefix, if any."""

@@ -7,9 +7,9 @@ covers the finalizer. Both are pure; the handlers call Pinecone and write what t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Literal
 
+from pinery.api.conditions import parse_time
 from pinery.api.vectorindex import VectorIndexSpec
 from pinery.vectorindex.adoption import immutable_differences
 from pinery.vectorindex.desired import configure_changes, create_request
@@ -188,13 +188,11 @@ CREATE_SENT_AT = "createSentAt"  # the status field that marks a create whose an
 def landing_deadline(status: dict | None, timing: Timing = DEFAULT_TIMING) -> float | None:
     """Until when (epoch seconds) an index whose create got no answer may still appear."""
     sent = (status or {}).get(CREATE_SENT_AT)
-    if not isinstance(sent, str):
-        return None
     try:
-        moment = datetime.fromisoformat(sent.replace("Z", "+00:00"))
+        moment = parse_time(sent) if isinstance(sent, str) else None
     except ValueError:
         return None
-    return moment.timestamp() + timing.create_landing
+    return None if moment is None else moment.timestamp() + timing.create_landing
 
 
 DeletionAction = Literal["delete", "wait", "release"]
