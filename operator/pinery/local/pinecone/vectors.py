@@ -143,16 +143,14 @@ class Namespace:
         return np.fromiter(
             (row for row, meta in enumerate(self.metadata) if predicate(meta or empty)), dtype=np.int64)
 
-    def scores(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
-               rows: np.ndarray) -> np.ndarray:
-        """Scores of the given rows; higher is better except for euclidean (squared distance)."""
-        total = np.zeros(len(rows), dtype=np.float64)
+    def scores(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None) -> np.ndarray:
+        """The score of every row; higher is better except for euclidean (squared distance)."""
+        total = np.zeros(len(self.ids), dtype=np.float64)
         if query is not None and self.dimension:
-            whole = len(rows) == len(self.ids)
-            matrix = self.dense[: len(self.ids)] if whole else self.dense[rows]
+            matrix = self.dense[: len(self.ids)]
             dots = matrix @ query
             if metric == "cosine":
-                norms = (self.norms() if whole else self.norms()[rows]) * float(np.linalg.norm(query))
+                norms = self.norms() * float(np.linalg.norm(query))
                 total += np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
             elif metric == "euclidean":
                 # Exact differences (a record queried by its own id scores 0), in chunks so that
@@ -165,30 +163,29 @@ class Namespace:
         if query_sparse is not None:
             if self._postings is None:
                 self._postings = Postings.build(self.sparse)
-            total += self._postings.dot(query_sparse, len(self.ids))[rows]
+            total += self._postings.dot(query_sparse, len(self.ids))
         return total
 
     def top(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
             top_k: int, predicate=None) -> list[tuple[int, float]]:
-        if predicate is not None and len(self.ids):
-            return self._top_scored_first(metric, query, query_sparse, top_k, predicate)
-        rows = self.matching_rows(predicate)
-        if len(rows) == 0:
+        if not self.ids:
             return []
-        scores = self.scores(metric, query, query_sparse, rows)
-        keyed = scores if metric == "euclidean" else -scores
-        k = min(top_k, len(rows))
-        best = np.argpartition(keyed, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
+        if predicate is not None:
+            return self._top_scored_first(metric, query, query_sparse, top_k, predicate)
+        scores = self.scores(metric, query, query_sparse)
+        keyed = _rank_keys(metric, scores)
+        k = min(top_k, len(scores))
+        best = np.argpartition(keyed, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         best = best[np.argsort(keyed[best], kind="stable")]
-        return [(int(rows[i]), float(scores[i])) for i in best]
+        return [(int(row), float(scores[row])) for row in best]
 
     def _top_scored_first(self, metric: str, query: np.ndarray | None, query_sparse: Sparse | None,
                           top_k: int, predicate) -> list[tuple[int, float]]:
         """Scores of every row are vectorised, while a filter is Python per record: walking the
         rows best first and stopping at top_k matches evaluates the filter on a few rows
         instead of all (the same result as filtering first)."""
-        scores = self.scores(metric, query, query_sparse, np.arange(len(self.ids)))
-        order = np.argsort(scores if metric == "euclidean" else -scores, kind="stable")
+        scores = self.scores(metric, query, query_sparse)
+        order = np.argsort(_rank_keys(metric, scores), kind="stable")
         empty: dict[str, Any] = {}
         best: list[tuple[int, float]] = []
         for row in order.tolist():
@@ -209,6 +206,11 @@ class Namespace:
         # dicts is safe; a deep copy of 100k of them held the event loop for about a second.
         other.metadata = list(self.metadata)
         return other
+
+
+def _rank_keys(metric: str, scores: np.ndarray) -> np.ndarray:
+    """Keys that sort the best match first: the smallest distance, or the highest similarity."""
+    return scores if metric == "euclidean" else -scores
 
 
 @dataclass
