@@ -53,11 +53,10 @@ def _object_schema(res: ResourceInfo) -> dict[str, Any]:
                 "type": "string",
                 "description": "Kind is a string value representing the REST resource this object represents.",
             },
-            "metadata": {
-                "type": "object",
-                "description": "Standard object metadata.",
-                "properties": {"name": name_schema},
-            },
+            # The API server allows the root metadata schema nothing but `type` and restrictions
+            # of name/generateName: a description is refused (apiextensions-apiserver,
+            # pkg/apiserver/schema/validation.go, validateStructuralMetadataInvariants).
+            "metadata": {"type": "object", "properties": {"name": name_schema}},
             "spec": {**spec_schema(res), "description": _doc(res.spec_model)},
             "status": {**status_schema(res), "description": _doc(res.status_model)},
         },
