@@ -173,6 +173,30 @@ def test_foreign_index_is_not_touched_without_adoption():
     assert pass_events(step.events, new, new) == []
 
 
+THEIRS = {"pinery-cluster": "prod", "pinery-namespace": "other", "pinery-name": "docs"}
+
+
+@pytest.mark.parametrize(
+    "tags, says",
+    [
+        # owned by another VectorIndex: its name, and that this object does not manage it
+        (THEIRS, "index named docs already exists and is managed by the VectorIndex prod/other/docs "
+                 "(cluster/namespace/name), not by this object; set adoptExisting"),
+        # made outside pinery: nobody here manages it
+        ({"team": "x"}, "index named docs already exists and is not managed by this object (its tags name no pinery owner)"),
+        # only part of the ownership tags: no owner can be named
+        ({"pinery-cluster": "prod"}, "already exists and is not managed by this object (its tags name no pinery owner)"),
+    ],
+)
+def test_not_owned_says_who_manages_the_index(tags, says):
+    step = decide(spec(), WHO, index(tags=tags))
+    assert step.synced[1] == "NotOwned" and says in step.synced[2]
+    assert "is not managed by prod/other" not in step.synced[2]
+    left = decide_deletion(spec(), WHO, index(tags=tags))
+    assert left.action == "release" and left.event.reason == "NotOwned"
+    assert says.split("; set")[0].split("already exists and ")[1] in left.event.message
+
+
 def test_adoption_tags_the_index_when_allowed_and_matching():
     step = decide(spec(adoptExisting=True), WHO, index(tags={"team": "x"}))
     assert step.action == "configure" and step.request["tags"] == {**OWNED, "team": ""}

@@ -90,10 +90,8 @@ def decide(
 
     owned = is_owned_by(index, who.cluster, who.namespace, who.name)
     if not owned and not spec.adopt_existing:
-        owner = owner_of(index)
-        by = f"by {owner}" if owner else "by this object"
         msg = (
-            f"an index named {name} already exists and is not managed {by}; set adoptExisting: true "
+            f"an index named {name} already exists and {_managed_elsewhere(index)}; set adoptExisting: true "
             "to take it over, or choose another indexName"
         )
         return _refuse("NotOwned", msg, index)
@@ -232,7 +230,7 @@ def decide_deletion(
     if spec.deletion_policy == "Retain":
         return DeletionStep("release", Event("Normal", "Retained", f"deletionPolicy is Retain: index {name} was left in Pinecone"))
     if not is_owned_by(index, who.cluster, who.namespace, who.name):
-        return DeletionStep("release", Event("Warning", "NotOwned", f"index {name} is not managed by this object; it was left in Pinecone"))
+        return DeletionStep("release", Event("Warning", "NotOwned", f"index {name} {_managed_elsewhere(index)}; it was left in Pinecone"))
     # The spec's protection counts even before it reached Pinecone: an object deleted right
     # after protection was turned on must not lose its index to a configure call not yet made.
     if index.get("deletion_protection") == "enabled" or spec.deletion_protection:
@@ -244,3 +242,12 @@ def decide_deletion(
     if (index.get("status") or {}).get("state") == "Terminating":
         return DeletionStep("wait", None, requeue=timing.poll(polls))
     return DeletionStep("delete", Event("Normal", "Deleting", f"deleting index {name}"), requeue=timing.poll(0))
+
+
+def _managed_elsewhere(index: dict) -> str:
+    """Who manages an index that is not this object's, in words: its owner when its ownership
+    tags name one (`cluster/namespace/name` of that VectorIndex), else that nobody here does."""
+    owner = owner_of(index)
+    if owner:
+        return f"is managed by the VectorIndex {owner} (cluster/namespace/name), not by this object"
+    return "is not managed by this object (its tags name no pinery owner)"
