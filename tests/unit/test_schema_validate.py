@@ -68,6 +68,26 @@ def test_validation_errors(value, path, fragment):
 
 
 @pytest.mark.parametrize(
+    "value, message",
+    [
+        # kube-openapi validate/type.go: what was got is named by its JSON type, as the API
+        # server names it, never by the decoder's type (str, int, float, bool, list, dict); the
+        # shown value is that type too (apiextensions-apiserver kubeOpenAPIResultToFieldErrors)
+        ({"name": 5}, 'Invalid value: "integer": name in body must be of type string: "integer"'),
+        ({"name": 1.5}, 'Invalid value: "number": name in body must be of type string: "number"'),
+        ({"name": True}, 'Invalid value: "boolean": name in body must be of type string: "boolean"'),
+        ({"name": [1]}, 'Invalid value: "array": name in body must be of type string: "array"'),
+        ({"name": {"a": 1}}, 'Invalid value: "object": name in body must be of type string: "object"'),
+        ({"name": "a", "count": "3"}, 'Invalid value: "string": count in body must be of type integer: "string"'),
+        ({"name": "a", "ratio": "x"}, 'Invalid value: "string": ratio in body must be of type number: "string"'),
+        ({"name": "a", "flag": None}, 'Invalid value: "null": flag in body must be of type boolean: "null"'),
+    ],
+)
+def test_type_errors_name_json_types(value, message):
+    assert [e.message for e in validate(OBJ, value) if e.message.startswith("Invalid value")] == [message]
+
+
+@pytest.mark.parametrize(
     "value",
     [
         {"name": "a"},

@@ -61,7 +61,7 @@ def test_stdin_and_exit_code_one_with_one_line_per_problem():
         (vi(f"dimension: 8\nbogus: 1\n{SERVERLESS}"), 'VectorIndex/idx: spec.bogus: unknown field "spec.bogus"'),
         (vi("dimension: 8\nserverless: {cloud: ibm, region: x}"), 'VectorIndex/idx: spec.serverless.cloud: Unsupported value: "ibm"'),
         (vi("dimension: 8\nserverless: {cloud: aws}"), "VectorIndex/idx: spec.serverless.region: Required value"),
-        (vi(f"dimension: eight\n{SERVERLESS}"), "VectorIndex/idx: spec.dimension: Invalid value: \"eight\": spec.dimension in body must be of type integer"),
+        (vi(f"dimension: eight\n{SERVERLESS}"), "VectorIndex/idx: spec.dimension: Invalid value: \"string\": spec.dimension in body must be of type integer: \"string\""),
         (vi(f"dimension: 8\ntags: {{team: 'a/b'}}\n{SERVERLESS}"), "VectorIndex/idx: spec.tags[team]: Invalid value"),
         # cross-field rules come from the models
         (vi("dimension: 8"), "VectorIndex/idx: spec: exactly one of serverless, pod and byoc must be set"),

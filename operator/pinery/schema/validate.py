@@ -41,6 +41,25 @@ def _show(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
 
 
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, in the API server's words: kube-openapi
+    `pkg/validation/validate/type.go` `schemaInfoForType` names what it got `string`, `integer`,
+    `number`, `boolean`, `array`, `object` (and `null`), never the decoder's own type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "object"
+
+
 def _type_ok(kind: str, value: Any) -> bool:
     if kind == "object":
         return isinstance(value, dict)
@@ -82,7 +101,10 @@ def _validate(schema: dict, value: Any, path: str, old: Any, rules: bool, errors
             fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must be of type integer-or-string")
             return
     elif "type" in schema and not _type_ok(schema["type"], value):
-        fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must be of type {schema['type']}: {_show(type(value).__name__)}")
+        # apiextensions-apiserver validation.go kubeOpenAPIResultToFieldErrors: a type error is
+        # field.TypeInvalid with kube-openapi's InvalidType value, the type it got, not the value.
+        got = _show(json_type(value))
+        fail(f"Invalid value: {got}: {path or 'value'} in body must be of type {schema['type']}: {got}")
         return
 
     if "enum" in schema and value not in schema["enum"]:
