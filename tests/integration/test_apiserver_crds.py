@@ -162,3 +162,112 @@ def test_pinery_crds_enforce_their_rules(control_plane):
     with pytest.raises(ApiException) as info:
         co.create_namespaced_custom_object("pinery.dev", "v1alpha1", "default", "fsdpjobs", job)
     assert info.value.status == 422
+
+
+# What kube-apiserver answers for refused CRDs, word for word (pinery.schema.crd_validation), and
+# CRDs that every real API server accepts.
+
+_CRD_KIND = "CustomResourceDefinition.apiextensions.k8s.io"
+
+
+def _refusal(control_plane, crd: dict) -> dict:
+    import json
+
+    import kubernetes
+
+    api = kubernetes.client.ApiextensionsV1Api(control_plane.api_client())
+    with pytest.raises(ApiException) as info:
+        api.create_custom_resource_definition(crd)
+    assert info.value.status == 422
+    body = json.loads(info.value.body)
+    assert body["reason"] == "Invalid" and body["code"] == 422
+    assert body["details"]["kind"] == "CustomResourceDefinition" and body["details"]["group"] == "apiextensions.k8s.io"
+    return body
+
+
+def _version_repr(name: str) -> str:
+    return (
+        f'apiextensions.CustomResourceDefinitionVersion{{Name:"{name}", Served:true, Storage:true, Deprecated:false, '
+        "DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), "
+        "Subresources:(*apiextensions.CustomResourceSubresources)(nil), "
+        "AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), "
+        "SelectableFields:[]apiextensions.SelectableField(nil)}"
+    )
+
+
+def test_a_crd_named_otherwise_than_plural_dot_group_is_refused_as_kube_apiserver_refuses_it(control_plane):
+    crd = widget_crd()
+    crd["metadata"]["name"] = "wrong.name"
+    body = _refusal(control_plane, crd)
+    assert body["message"] == f'{_CRD_KIND} "wrong.name" is invalid: metadata.name: Invalid value: "wrong.name": must be spec.names.plural+"."+spec.group'
+    assert body["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "message": 'Invalid value: "wrong.name": must be spec.names.plural+"."+spec.group', "field": "metadata.name"}
+    ]
+
+
+def test_a_crd_with_two_storage_versions_is_refused_as_kube_apiserver_refuses_it(control_plane):
+    crd = widget_crd()
+    second = copy.deepcopy(crd["spec"]["versions"][0])
+    second["name"] = "v2"
+    crd["spec"]["versions"].append(second)
+    body = _refusal(control_plane, crd)
+    listed = "[]apiextensions.CustomResourceDefinitionVersion{" + _version_repr("v1") + ", " + _version_repr("v2") + "}"
+    # status.storedVersions holds the first storage version only, so the second is missing there.
+    assert body["message"] == (
+        f'{_CRD_KIND} "widgets.test.pinery.dev" is invalid: [spec.versions: Invalid value: {listed}: '
+        'must have exactly one version marked as storage version, status.storedVersions: Invalid value: '
+        '[]string{"v1"}: must have the storage version v2]'
+    )
+    assert [c["field"] for c in body["details"]["causes"]] == ["spec.versions", "status.storedVersions"]
+
+
+def test_a_crd_whose_root_metadata_has_a_description_is_refused_as_kube_apiserver_refuses_it(control_plane):
+    crd = widget_crd()
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["metadata"] = {"type": "object", "description": "Standard object metadata."}
+    body = _refusal(control_plane, crd)
+    # One version: its schema moves to spec.validation in the internal form, where it is checked.
+    assert body["message"] == (
+        f'{_CRD_KIND} "widgets.test.pinery.dev" is invalid: spec.validation.openAPIV3Schema.properties[metadata]: '
+        "Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"
+    )
+    assert body["details"]["causes"][0]["reason"] == "FieldValueForbidden"
+
+
+def test_the_message_names_each_distinct_error_once_and_every_error_is_a_cause(control_plane):
+    crd = widget_crd()
+    crd["spec"]["names"]["shortNames"] = ["Bad", "Bad"]
+    body = _refusal(control_plane, crd)
+    label = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+             "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+             "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
+    assert body["message"] == (
+        f'{_CRD_KIND} "widgets.test.pinery.dev" is invalid: [spec.names.shortNames[0]: Invalid value: "Bad": {label}, '
+        f'spec.names.shortNames[1]: Invalid value: "Bad": {label}]'
+    )
+    assert [c["field"] for c in body["details"]["causes"]] == ["spec.names.shortNames[0]", "spec.names.shortNames[1]"]
+
+
+def _crd_documents(paths) -> list[dict]:
+    docs = []
+    for path in paths:
+        docs += [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "CustomResourceDefinition"]
+    return docs
+
+
+def test_upstream_crds_that_every_api_server_accepts_are_accepted(control_plane):
+    from tests.conftest import shared_path
+
+    docs = _crd_documents(sorted(shared_path("kube-crds").rglob("*.yaml")))
+    assert len(docs) == 11
+    for crd in docs:
+        response = control_plane.http("POST", CRDS, json=crd)
+        assert response.status_code == 201, (crd["metadata"]["name"], response.json().get("message"))
+
+
+def test_pinerys_own_crds_are_accepted(control_plane):
+    docs = _crd_documents(sorted((REPO_ROOT / "crds").glob("*.yaml")))
+    assert {d["metadata"]["name"] for d in docs} == {"fsdpjobs.pinery.dev", "vectorindexes.pinery.dev"}
+    for crd in docs:
+        response = control_plane.http("POST", CRDS, json=crd)
+        assert response.status_code == 201, (crd["metadata"]["name"], response.json().get("message"))

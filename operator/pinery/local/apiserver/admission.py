@@ -13,7 +13,7 @@ from typing import Any
 
 from pinery.schema.errors import FieldError
 from pinery.schema.prune import apply_defaults, prune
-from pinery.schema.structural import check_crd
+from pinery.schema.crd_validation import validate_crd
 from pinery.schema.validate import validate
 
 from pinery.local.apiserver import errors
@@ -141,29 +141,5 @@ def check_field_validation(value: str | None) -> str:
 
 
 def crd_problems(crd: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
-    """What the API server rejects in a CustomResourceDefinition."""
-    spec = crd.get("spec") or {}
-    names = spec.get("names") or {}
-    out: list[FieldError] = []
-    group, plural = spec.get("group"), names.get("plural")
-    for path, value in (("spec.group", group), ("spec.names.plural", plural), ("spec.names.kind", names.get("kind"))):
-        if not value:
-            out.append(FieldError(path, "Required value"))
-    name = (crd.get("metadata") or {}).get("name")
-    if group and plural and name != f"{plural}.{group}":
-        out.append(FieldError("metadata.name", f'Invalid value: {_quote(name)}: must be spec.names.plural+"."+spec.group'))
-    if spec.get("scope") not in ("Namespaced", "Cluster"):
-        out.append(FieldError("spec.scope", f'Unsupported value: {_quote(spec.get("scope"))}: supported values: "Cluster", "Namespaced"'))
-    versions = spec.get("versions") or []
-    if not versions:
-        out.append(FieldError("spec.versions", "Invalid value: []apiextensions.CustomResourceDefinitionVersion(nil): must have exactly one version marked as storage version"))
-    elif sum(1 for v in versions if v.get("storage")) != 1:
-        out.append(FieldError("spec.versions", "Invalid value: must have exactly one version marked as storage version"))
-    out.extend(check_crd(crd))
-    if old is not None:
-        old_spec = old.get("spec") or {}
-        if old_spec.get("group") != group:
-            out.append(FieldError("spec.group", "Invalid value: field is immutable"))
-        if old_spec.get("scope") != spec.get("scope"):
-            out.append(FieldError("spec.scope", "Invalid value: field is immutable"))
-    return out
+    """What the API server rejects in a CustomResourceDefinition (pinery.schema.crd_validation)."""
+    return validate_crd(crd, old)

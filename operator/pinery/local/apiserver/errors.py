@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pinery.schema.errors import FieldError
+from pinery.schema.field import dedup
 
 from pinery.local.apiserver.resources import ResourceType
 
@@ -85,6 +86,7 @@ _CAUSE_REASONS = (
     ("Forbidden", "FieldValueForbidden"),
     ("Not found", "FieldValueNotFound"),
     ("Invalid value", "FieldValueInvalid"),
+    ("Internal error", "InternalError"),
 )
 
 
@@ -96,8 +98,12 @@ def cause_reason(message: str) -> str:
 
 
 def invalid(rtype: ResourceType, name: str, problems: list[FieldError]) -> ApiError:
-    """422 Invalid, one cause per field: `Kind.group "name" is invalid: [path: message, ...]`."""
-    shown = [str(p) for p in problems]
+    """422 Invalid, one cause per field: `Kind.group "name" is invalid: [path: message, ...]`.
+
+    As apimachinery's NewInvalid: every error is a cause, and the message is the list's
+    ToAggregate, which names each distinct error once.
+    """
+    shown = [str(p) for p in dedup(problems)]
     listed = shown[0] if len(shown) == 1 else "[" + ", ".join(shown) + "]"
     kind = f"{rtype.kind}.{rtype.group}" if rtype.group else rtype.kind
     causes = [{"reason": cause_reason(p.message), "message": p.message, "field": p.path} for p in problems]
