@@ -5,7 +5,7 @@ apiextensions-apiserver `pkg/apis/apiextensions/v1/defaults.go` (SetDefaults_Cus
 SetDefaults_CustomResourceDefinitionSpec, SetDefaults_ServiceReference) and `v1/conversion.go`
 (Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec,
 Convert_v1_CustomResourceConversion_To_apiextensions_CustomResourceConversion): `spec.version`
-is the first version's name, and per-version schema, subresources and printer columns that are
+is the first version's name, and per-version schema, subresources, printer columns and selectable fields that are
 identical in every version move up to `spec.validation`, `spec.subresources` and
 `spec.additionalPrinterColumns`. That is why a real server reports a schema problem of a
 single-version CRD at `spec.validation.openAPIV3Schema...`. Also the strategy's
@@ -65,13 +65,14 @@ def internal_spec(crd: dict[str, Any]) -> dict[str, Any]:
     spec["preserveUnknownFields"] = bool(spec.get("preserveUnknownFields"))
     versions = [dict(v) if isinstance(v, dict) else {} for v in (spec.get("versions") or [])]
     spec["versions"] = versions
-    spec["validation"] = spec["subresources"] = spec["additionalPrinterColumns"] = None
+    spec["validation"] = spec["subresources"] = spec["additionalPrinterColumns"] = spec["selectableFields"] = None
     if versions:
         spec["version"] = versions[0].get("name") or ""
         for key, top in (("schema", "validation"), ("subresources", "subresources"),
-                         ("additionalPrinterColumns", "additionalPrinterColumns")):
+                         ("additionalPrinterColumns", "additionalPrinterColumns"),
+                         ("selectableFields", "selectableFields")):
             first = versions[0].get(key)
-            pointer = key != "additionalPrinterColumns"  # nil and empty pointers differ, slices do not
+            pointer = key in ("schema", "subresources")  # nil and empty pointers differ, slices do not
             if all(_same(v.get(key), first) and (not pointer or (v.get(key) is None) == (first is None)) for v in versions):
                 spec[top] = first
                 for v in versions:

@@ -210,7 +210,10 @@ def _spec(spec: dict[str, Any], opts: _Opts, path: str) -> list[FieldError]:
     for i, col in enumerate(spec.get("additionalPrinterColumns") or []):
         out += _column(col, f"{path}.additionalPrinterColumns[{i}]")
     if spec.get("selectableFields"):
-        out += _selectable_fields(spec["selectableFields"], top_schema, path, f"{path}.selectableFields")
+        if spec.get("validation") is None:
+            out.append(field.invalid(f"{path}.selectableFields", "", "selectableFields may only be set when validations.schema is included"))
+        elif top_schema is not None:
+            out += _selectable_fields(spec["selectableFields"], top_schema, path, f"{path}.selectableFields")
 
     conversion = spec.get("conversion") or {}
     if conversion.get("strategy") != "None" and preserve:
