@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from pinery.api.base import ApiModel, immutable
 from pinery.schema.convert import SchemaConversionError, to_structural
-from pinery.schema.structural import check_schema
+from tests.unit.test_structural import check_schema
 
 
 class Inner(ApiModel):

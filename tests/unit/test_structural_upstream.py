@@ -22,6 +22,7 @@ import yaml
 
 from pinery.api import RESOURCES
 from pinery.crds import build_crd
+from pinery.schema.crd_validation import check_crd
 from pinery.schema.errors import FieldError
 from pinery.schema.structural import (
     ROOT,
@@ -30,7 +31,6 @@ from pinery.schema.structural import (
     _metadata_invariants,
     _nested,
     _nested_errors,
-    check_crd,
     go_regexp_error,
     new_structural,
     structural_conversion_error,

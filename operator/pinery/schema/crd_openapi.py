@@ -275,9 +275,9 @@ def _rule_fields(node: dict[str, Any], path: str) -> list[FieldError]:
         if not text.strip():
             out.append(field.required(f"{where}.rule", "rule is not specified"))
         elif message and not message.strip():
-            out.append(field.invalid(f"{where}.message", message, "message must be non-empty if specified"))
+            out.append(field.invalid(f"{where}.message", message, "must be non-empty if specified"))
         elif _NEWLINES.search(message.strip()):
-            out.append(field.invalid(f"{where}.message", message, "message must not contain line breaks"))
+            out.append(field.invalid(f"{where}.message", message, "must not contain line breaks"))
         elif _NEWLINES.search(text.strip()) and not message.strip():
             out.append(field.required(f"{where}.message", "message must be specified if rule contains line breaks"))
         if expr and not expr.strip():
@@ -286,11 +286,11 @@ def _rule_fields(node: dict[str, Any], path: str) -> list[FieldError]:
             out.append(field.not_supported(f"{where}.reason", rule["reason"], SUPPORTED_RULE_REASONS))
         field_path = rule.get("fieldPath") or ""
         if field_path and not field_path.strip():
-            out.append(field.invalid(f"{where}.fieldPath", field_path, "fieldPath must be non-empty if specified"))
+            out.append(field.invalid(f"{where}.fieldPath", field_path, "must be non-empty if specified"))
         if _NEWLINES.search(field_path):
-            out.append(field.invalid(f"{where}.fieldPath", field_path, "fieldPath must not contain line breaks"))
+            out.append(field.invalid(f"{where}.fieldPath", field_path, "must not contain line breaks"))
         if field_path and not valid_field_path(node, field_path):
-            out.append(field.invalid(f"{where}.fieldPath", field_path, "fieldPath must be a valid path"))
+            out.append(field.invalid(f"{where}.fieldPath", field_path, "must be a valid path"))
     return out
 
 

@@ -33,6 +33,7 @@ from pinery.schema.crd_names import (
 from pinery.schema.crd_openapi import NodeContext, Options, map_list_keys_map_set, valid_field_path, validate_node
 from pinery.schema.errors import FieldError
 from pinery.schema.field import GoRepr
+from pinery.schema.structural import validate_structural
 
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64", "password"]
@@ -69,11 +70,8 @@ _POINTER_KEYS = {"$ref", "default", "maximum", "minimum", "maxLength", "minLengt
 
 
 def _structural(schema: dict[str, Any], path: str) -> list[FieldError]:
-    """NewStructural + ValidateStructural, from pinery.schema.structural (being ported there)."""
-    from pinery.schema import structural
-
-    check = getattr(structural, "validate_structural", None)
-    return check(schema, path) if check else []
+    """NewStructural + ValidateStructural (pinery.schema.structural)."""
+    return validate_structural(schema, path)
 
 
 class _Opts:
@@ -154,7 +152,7 @@ def _spec(spec: dict[str, Any], opts: _Opts, path: str) -> list[FieldError]:
         if top_schema is None:
             for i, v in enumerate(versions):
                 if not (v.get("schema") or {}).get("openAPIV3Schema"):
-                    out.append(field.required(f"{path}.versions[{i}].schema.openAPIV3Schema", "schemas are required"))
+                    out.append(field.required(f"{path}.versions[{i}].schema.openAPIV3Schema", ""))
     elif not preserve and top_schema is None:
         for i, v in enumerate(versions):
             if v.get("served") and not (v.get("schema") or {}).get("openAPIV3Schema"):
@@ -211,7 +209,7 @@ def _spec(spec: dict[str, Any], opts: _Opts, path: str) -> list[FieldError]:
         out += _column(col, f"{path}.additionalPrinterColumns[{i}]")
     if spec.get("selectableFields"):
         if spec.get("validation") is None:
-            out.append(field.invalid(f"{path}.selectableFields", "", "selectableFields may only be set when validations.schema is included"))
+            out.append(field.invalid(f"{path}.selectableFields", "", "may only be set when validations.schema is included"))
         elif top_schema is not None:
             out += _selectable_fields(spec["selectableFields"], top_schema, path, f"{path}.selectableFields")
 
@@ -262,7 +260,7 @@ def _version(v: dict[str, Any], path: str, status_enabled: bool, opts: _Opts) ->
     if v.get("selectableFields"):
         schema = (v.get("schema") or {}).get("openAPIV3Schema")
         if schema is None:
-            out.append(field.invalid(f"{path}.selectableFields", "", "selectableFields may only be set when version.schema.openAPIV3Schema is not included"))
+            out.append(field.invalid(f"{path}.selectableFields", "", "may only be set when `version.schema.openAPIV3Schema` is not included"))
         else:
             out += _selectable_fields(v["selectableFields"], schema, path, f"{path}.selectableFields")
     return out
