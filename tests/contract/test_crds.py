@@ -9,6 +9,7 @@ from openapi_schema_validator import OAS30Validator
 
 from pinery.api import FSDP_JOB, RESOURCES, VECTOR_INDEX
 from pinery.crds import CRD_DIRS, build_crd, crd_files, object_schema, stale_files
+from pinery.schema.crd_validation import validate_crd
 from pinery.schema.prune import apply_defaults
 from pinery.schema.validate import validate
 from tests.conftest import REPO_ROOT, run_pinery
@@ -18,6 +19,21 @@ EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.yaml"))
 
 def test_committed_crds_match_the_models():
     assert stale_files(REPO_ROOT) == [], "run `pinery crds` and commit the result"
+
+
+SHIPPED = ["crds", "charts/pinery/crds", "deploy/pinery.yaml", "deploy/kustomize/crds.yaml"]
+
+
+@pytest.mark.parametrize("where", SHIPPED)
+def test_every_shipped_crd_is_one_the_api_server_accepts(where):
+    """Each way a user installs pinery (the CRD files, the chart, the plain manifest, kustomize)
+    carries CRDs that kube-apiserver's ValidateCustomResourceDefinition, as ported, accepts."""
+    path = REPO_ROOT / where
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    crds = [d for f in files for d in yaml.safe_load_all(f.read_text()) if d and d.get("kind") == "CustomResourceDefinition"]
+    assert sorted(c["metadata"]["name"] for c in crds) == sorted(r.crd_name for r in RESOURCES)
+    for crd in crds:
+        assert validate_crd(crd) == [], crd["metadata"]["name"]
 
 
 def test_chart_crds_are_identical_to_top_level_crds():
