@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Mapping, Optional, Sequence
 
@@ -33,6 +33,9 @@ from pinery_trainer.exit_codes import NON_RETRYABLE
 
 # A pod still there this long after its deletion deadline is on a node that stopped answering.
 FORCE_DELETE_AFTER = timedelta(seconds=60)
+# How long after rank 0 exited the nodes still waiting to join it are given to report that they
+# did join (a node that reached rank 0 just before it exited may not have said so yet).
+RANK0_EXIT_GRACE = timedelta(seconds=10)
 # How often to look again while waiting for pods to go away.
 WAIT_POLL_SECONDS = 5.0
 # How often to look again while training runs (progress is read from the logs).
@@ -404,7 +407,6 @@ class _Planner:
     def _failures(self) -> tuple[list[Failure], list[Failure]]:
         """(every node failed in its current attempt, those not yet acted upon)."""
         all_: list[Failure] = []
-        new: list[Failure] = []
         for i in range(self.n):
             p = self.current.get(i)
             name = pod_name(self.ref.name, i)
@@ -424,9 +426,61 @@ class _Planner:
             else:
                 continue
             all_.append(f)
-            if not self._known_failure(i):
-                new.append(f)
-        return all_, new
+        all_ = self._rank0_alone(all_)
+        return all_, [f for f in all_ if not self._known_failure(f.rank)]
+
+    def _stranded(self, failed: set[int]) -> list[int]:
+        """Nodes of the current attempt that have not joined rank 0 and have not failed: no
+        pod yet, or a pod before or in its wait for rank 0."""
+        out = []
+        for i in range(1, self.n):
+            p = self.current.get(i)
+            if i not in failed and not self._known_failure(i) and (p is None or not p.joined):
+                out.append(i)
+        return out
+
+    def _rank0_alone(self, failures: list[Failure]) -> list[Failure]:
+        """`failures`, counting it against rank 0 that it exited while other nodes still
+        waited to join it. They never can (their wait is for rank 0's port, and rank 0 is not
+        restarted alone), so the job did not run on all nodes. A rank 0 that failed is a
+        failure anyway: its message now says who never joined. One that exited 0 becomes a
+        failure, RANK0_EXIT_GRACE after it finished (a node that reached rank 0 just before
+        may not have said so yet); elastic jobs only when they cannot succeed without those
+        nodes."""
+        rank0 = self.current.get(0)
+        if rank0 is None or not rank0.finished:
+            return failures
+        stranded = self._stranded({f.rank for f in failures})
+        if not stranded:
+            return failures
+        never = self._never_joined(stranded)
+        own = next((f for f in failures if f.rank == 0), None)
+        if own is not None:
+            detail = f"{own.detail}; {never}" if own.detail else never
+            return [replace(f, detail=detail) if f is own else f for f in failures]
+        if self.elastic is not None:
+            others = [p for i, p in self.current.items() if i not in stranded]
+            if any(p.running for p in others) or sum(1 for p in others if p.succeeded) >= self.elastic.min_nodes:
+                return failures  # still training, or a success: the elastic rules decide
+        finished = rank0.finished_at or self.now
+        left = (finished + RANK0_EXIT_GRACE - self.now).total_seconds()
+        if left > 0:
+            self.after(left)
+            return failures
+        self.nodes[0]["reason"] = "ExitedBeforeNodesJoined"
+        detail = f"rank 0 exited before the other nodes joined: {never}"
+        return [Failure(0, rank0.name, "ExitedBeforeNodesJoined", rank0.exit_code, detail, finished), *failures]
+
+    def _never_joined(self, stranded: list[int]) -> str:
+        """`node 2 never joined (WaitingForRank0)`; with several reasons, grouped by reason."""
+        why: dict[str, list[int]] = {}
+        for i in stranded:
+            p = self.current.get(i)
+            reason = (p.reason if p is not None else None) or self.nodes[i].get("reason") or "Pending"
+            why.setdefault(reason, []).append(i)
+        if len(why) == 1:
+            return f"{_node_list(stranded)} never joined ({next(iter(why))})"
+        return f"{_node_list(stranded)} never joined (" + "; ".join(f"{_node_list(r)}: {w}" for w, r in why.items()) + ")"
 
     def _non_retryable(self, f: Failure) -> bool:
         codes = set(self.spec.non_retryable_exit_codes or ())

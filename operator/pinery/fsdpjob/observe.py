@@ -56,6 +56,9 @@ class PodView:
     created_at: Optional[datetime]
     # The training container is running or has run.
     started: bool
+    # Past the wait for rank 0: the wait container exited 0 (it reached rank 0), or the
+    # training container has started. Always so for a pod without that wait (rank 0).
+    joined: bool
     # The exit code of the training: the worker's own code when torchrun reported one.
     exit_code: Optional[int]
     container_exit_code: Optional[int]
@@ -108,6 +111,11 @@ def _controller_uid(meta: dict) -> Optional[str]:
     return None
 
 
+def _has_wait(pod: dict) -> bool:
+    """Pods of nodes other than rank 0 wait for rank 0 in an init container (children.py)."""
+    return any(c.get("name") == WAIT_CONTAINER for c in (pod.get("spec") or {}).get("initContainers") or [])
+
+
 def view_pod(pod: dict) -> PodView:
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
@@ -147,15 +155,22 @@ def view_pod(pod: dict) -> PodView:
     elif meta.get("deletionTimestamp"):
         reason = "Terminating"
     elif phase == "Pending":
-        waiting = ((waiter.get("state") or {}).get("waiting") or {}) or ((trainer.get("state") or {}).get("waiting") or {})
+        # While the wait container runs, the training container waits too (PodInitializing;
+        # ContainerCreating in local mode): the wait is the reason worth showing.
+        waiter_waiting = (waiter.get("state") or {}).get("waiting") or {}
+        trainer_waiting = (trainer.get("state") or {}).get("waiting") or {}
         if scheduled.get("status") == "False":
             reason = scheduled.get("reason") or "Unschedulable"
             detail = scheduled.get("message") or ""
-        elif waiting.get("reason"):
-            reason = waiting["reason"]
-            detail = waiting.get("message") or ""
+        elif waiter_waiting.get("reason"):
+            reason = waiter_waiting["reason"]
+            detail = waiter_waiting.get("message") or ""
         elif "running" in (waiter.get("state") or {}):
             reason = "WaitingForRank0"
+        elif trainer_waiting.get("reason"):
+            reason = trainer_waiting["reason"]
+            detail = trainer_waiting.get("message") or ""
+    started = "running" in state or bool(terminated) or phase in ("Running", "Succeeded")
     return PodView(
         name=meta.get("name", ""),
         uid=meta.get("uid", ""),
@@ -166,7 +181,8 @@ def view_pod(pod: dict) -> PodView:
         terminating=bool(meta.get("deletionTimestamp")),
         deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
         created_at=parse_time(meta.get("creationTimestamp")),
-        started="running" in state or bool(terminated) or phase in ("Running", "Succeeded"),
+        started=started,
+        joined=started or not _has_wait(pod) or waiter_done.get("exitCode") == 0,
         exit_code=exit_code,
         container_exit_code=container_code,
         reason=reason,

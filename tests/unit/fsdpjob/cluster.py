@@ -172,3 +172,21 @@ def exited(code: int, when: datetime, reason: str | None = None, message: str | 
 
 def waiting(reason: str, message: str = "") -> dict:
     return {"phase": "Pending", "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": reason, "message": message}}}]}
+
+
+def waiting_for_rank0() -> dict:
+    """A node > 0 whose init container still waits for rank 0's port (the trainer waits too)."""
+    return {
+        "phase": "Pending",
+        "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"running": {"startedAt": "2026-01-01T12:00:00Z"}}}],
+        "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "PodInitializing"}}}],
+    }
+
+
+def reached_rank0() -> dict:
+    """A node > 0 whose init container reached rank 0 and exited 0; its trainer is about to start."""
+    return {
+        "phase": "Pending",
+        "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+        "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "PodInitializing"}}}],
+    }

@@ -9,7 +9,9 @@ import pytest
 
 from pinery.fsdpjob import phase_of, plan
 from pinery.fsdpjob.naming import ANNOTATION_SPEC
-from tests.unit.fsdpjob.cluster import SETTINGS, T0, Cluster, Crash, exited, job_object, running, waiting
+from tests.unit.fsdpjob.cluster import (
+    SETTINGS, T0, Cluster, Crash, exited, job_object, reached_rank0, running, waiting, waiting_for_rank0,
+)
 
 TORCHRUN_78 = """[rank1]: pinery_trainer: spec.trainer.steps: must be positive
 ============================================================
@@ -398,6 +400,128 @@ def test_someone_elses_pod_holding_a_name_blocks_creation():
     p = c.reconcile()
     assert [o["metadata"]["name"] for o in p.create if o["kind"] == "Pod"] == ["train-node-0"]
     assert p.delete_pods == () and c.status["nodes"][1]["reason"] == "WaitingForOldPod"
+
+
+# --- rank 0 exits before the others joined ------------------------------------------------
+# The others wait for rank 0's port, which will never open again: waiting out the startup
+# timeout would only delay the verdict. It is rank 0's failure.
+
+GRACE = 10  # lifecycle.RANK0_EXIT_GRACE
+
+
+def rank0_exits_first(spec: dict, code: int = 0, *, node1=waiting_for_rank0) -> Cluster:
+    """Rank 0 ran and exited `code` while node 1 was still in `node1`'s state."""
+    c = Cluster(job_object(spec))
+    c.reconcile()
+    c.run(0)
+    c.set_pod_status(1, node1())
+    c.reconcile()
+    assert c.status["restarts"] == 0 and c.condition("Failed") == {}
+    c.tick(3)
+    if code == 0:
+        c.succeed(0)
+    else:
+        c.fail(0, code)
+    return c
+
+
+def test_a_node_waiting_for_rank0_shows_that_reason():
+    c = rank0_exits_first({"numNodes": 2})
+    assert c.status["nodes"][1]["reason"] == "WaitingForRank0"
+    assert c.condition("Running")["message"] == "node 1: WaitingForRank0"
+
+
+def test_rank0_exiting_0_before_the_others_joined_restarts_the_gang_after_a_grace():
+    c = rank0_exits_first({"numNodes": 2, "maxRestarts": 1})
+    p = c.reconcile()
+    # a node that reached rank 0 just before it exited gets a moment to say so
+    assert c.status["restarts"] == 0 and p.delete_pods == () and p.requeue_after == pytest.approx(GRACE)
+    assert c.status["phase"] == "Pending" and reasons(p.events) == []
+    c.tick(GRACE - 1)
+    assert c.plan().requeue_after == pytest.approx(1) and c.reconcile().delete_pods == ()
+    c.tick(1)
+    p = c.reconcile()
+    assert c.status["restarts"] == 1 and c.status["phase"] == "Restarting"
+    message = c.condition("Restarting")["message"]
+    assert message == (
+        "node 0 (pod train-node-0) failed: exit code 0 (ExitedBeforeNodesJoined): rank 0 exited before the other "
+        "nodes joined: node 1 never joined (WaitingForRank0); restarting all 2 nodes (restart 1 of 1)"
+    )
+    assert reasons(p.events)[:2] == ["NodeFailed", "GangRestart"]
+    assert [d.name for d in p.delete_pods] == ["train-node-0", "train-node-1"]
+    c.finish_deletions()
+    assert [o["metadata"]["labels"]["pinery.dev/attempt"] for o in c.reconcile().create] == ["1", "1"]
+    c.run()
+    c.reconcile()
+    c.succeed()
+    c.reconcile()
+    assert c.status["phase"] == "Succeeded" and c.status["restarts"] == 1
+
+
+def test_rank0_exiting_0_before_the_others_joined_without_budget_fails_saying_so():
+    c = rank0_exits_first({"numNodes": 3, "maxRestarts": 0})
+    c.set_pod_status(2, {"phase": "Pending"})  # not even initialized
+    c.tick(GRACE)
+    p = c.reconcile()
+    failed = c.condition("Failed")
+    assert c.status["phase"] == "Failed" and failed["reason"] == "RestartLimitExceeded"
+    assert failed["message"] == (
+        "node 0 (pod train-node-0) failed: exit code 0 (ExitedBeforeNodesJoined): rank 0 exited before the other "
+        "nodes joined: nodes 1-2 never joined (node 1: WaitingForRank0; node 2: Pending); no restarts left (0 of 0 used)"
+    )
+    assert [(n["exitCode"], n["reason"]) for n in c.status["nodes"][:1]] == [(0, "ExitedBeforeNodesJoined")]
+    assert [n["reason"] for n in c.status["nodes"][1:]] == ["Stopped", "Stopped"]
+    assert sorted(d.name for d in p.delete_pods) == ["train-node-1", "train-node-2"]  # rank 0's pod stays for its log
+    assert c.condition("Succeeded") == {} and c.status["completionTime"]
+    assert c.reconcile().create == () and c.plan().idle
+
+
+@pytest.mark.parametrize("code, reason", [(1, "Error"), (137, "Error")])
+def test_rank0_failing_before_the_others_joined_restarts_at_once_and_says_who_never_joined(code, reason):
+    c = rank0_exits_first({"numNodes": 2, "maxRestarts": 1}, code)
+    c.reconcile()
+    assert c.status["restarts"] == 1
+    assert c.condition("Restarting")["message"].startswith(
+        f"node 0 (pod train-node-0) failed: exit code {code} ({reason}): node 1 never joined (WaitingForRank0); restarting"
+    )
+
+
+@pytest.mark.parametrize(
+    "node1",
+    [pytest.param(reached_rank0, id="wait container exited 0"), pytest.param(running, id="running"),
+     pytest.param(lambda: exited(0, T0), id="exited 0")],
+)
+def test_rank0_exiting_0_after_the_others_joined_is_no_failure(node1):
+    c = rank0_exits_first({"numNodes": 2, "maxRestarts": 1}, node1=node1)
+    c.tick(GRACE * 10)
+    c.reconcile()
+    assert c.status["restarts"] == 0 and c.condition("Failed") == {} and c.condition("Restarting") == {}
+    c.succeed(1)
+    c.reconcile()
+    assert c.status["phase"] == "Succeeded"
+
+
+def test_rank0_exiting_0_while_another_node_has_no_pod_is_a_failure():
+    c = Cluster(job_object({"numNodes": 2, "maxRestarts": 0}))
+    c.reconcile()
+    c.objects.pop(("Pod", "train-node-1"))  # never made (a creation the API server refused, say)
+    c.succeed(0)
+    c.tick(GRACE)
+    c.reconcile()
+    assert c.condition("Failed")["reason"] == "RestartLimitExceeded"
+    assert "exit code 0 (ExitedBeforeNodesJoined)" in c.condition("Failed")["message"]
+    assert "node 1 never joined" in c.condition("Failed")["message"]
+
+
+def test_elastic_rank0_exiting_0_alone_is_a_success_when_enough_nodes_succeeded():
+    c = rank0_exits_first({"numNodes": 3, "elastic": {"minNodes": 1}, "maxRestarts": 1})
+    c.tick(GRACE)
+    c.reconcile()
+    assert c.status["phase"] == "Succeeded" and c.status["restarts"] == 0
+    c = rank0_exits_first({"numNodes": 3, "elastic": {"minNodes": 2}, "maxRestarts": 1})
+    c.tick(GRACE)
+    c.reconcile()
+    assert c.status["restarts"] == 1 and "nodes 1-2 never joined" in c.condition("Restarting")["message"]
 
 
 # --- deadlines and TTL -------------------------------------------------------------------

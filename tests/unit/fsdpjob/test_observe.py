@@ -52,6 +52,11 @@ def test_labels_and_owner():
         ({"phase": "Failed", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 1}}}]}, "Rank0Unreachable"),
         ({"phase": "Failed", "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}, "OOMKilled"),
         ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"running": {}}}]}, "WaitingForRank0"),
+        # the trainer waits while the init container runs; the wait is what to show
+        ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"running": {}}}],
+          "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "PodInitializing"}}}]}, "WaitingForRank0"),
+        ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 0}}}],
+          "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "PodInitializing"}}}]}, "PodInitializing"),
         ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"waiting": {"reason": "ErrImagePull"}}}]}, "ErrImagePull"),
         ({"phase": "Pending", "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "CreateContainerConfigError"}}}]}, "CreateContainerConfigError"),
         ({"phase": "Succeeded", "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 0}}}]}, "Completed"),
@@ -59,3 +64,22 @@ def test_labels_and_owner():
 )
 def test_reasons(status, reason):
     assert view_pod(pod(status)).reason == reason
+
+
+WAITS = {"initContainers": [{"name": "wait-for-rank0"}], "containers": [{"name": "trainer"}]}
+
+
+@pytest.mark.parametrize(
+    "spec, status, joined",
+    [
+        (WAITS, {}, False),
+        (WAITS, {"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"running": {}}}]}, False),
+        (WAITS, {"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"waiting": {"reason": "ErrImagePull"}}}]}, False),
+        (WAITS, {"phase": "Failed", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 1}}}]}, False),
+        (WAITS, {"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 0}}}]}, True),
+        (WAITS, {"phase": "Running", "containerStatuses": [{"name": "trainer", "state": {"running": {}}}]}, True),
+        ({"containers": [{"name": "trainer"}]}, {}, True),  # rank 0 waits for nobody
+    ],
+)
+def test_joined_means_past_the_wait_for_rank0(spec, status, joined):
+    assert view_pod({**pod(status), "spec": spec}).joined is joined
