@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from pinery.api.base import IMMUTABLE
+from pinery.schema.validate import json_type
 
 # Keys a converted node may carry (value validations and Kubernetes extensions).
 ALLOWED_KEYS = {
@@ -226,14 +227,9 @@ def _key_rule(names: dict[str, Any], path: str) -> dict[str, str]:
 
 
 def _type_of(value: Any, path: str) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
+    kind = json_type(value)
+    if kind in ("boolean", "integer", "number", "string"):
+        return kind
     raise SchemaConversionError(f"{path}: enum of unsupported type {type(value).__name__}")
 
 
