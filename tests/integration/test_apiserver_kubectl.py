@@ -153,3 +153,24 @@ def test_other_everyday_commands(plane):
     explained = plane.kubectl("explain", "fsdpjob.spec.numNodes").stdout
     assert "FIELD: numNodes <integer>" in explained
     assert "namespace/default" in plane.kubectl("get", "namespaces", "-o", "name").stdout
+
+
+def test_kubectl_apply_of_a_crd_with_a_root_metadata_description_fails_as_on_a_cluster(control_plane):
+    """The CRDs of an earlier release carried `description` on the root metadata schema, which
+    every kube-apiserver refuses; kubectl must see that refusal here too, and the CRDs shipped
+    now must go in."""
+    old = yaml.safe_load((REPO_ROOT / "crds" / "vectorindexes.pinery.dev.yaml").read_text())
+    old["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"]["description"] = "Standard object metadata."
+    result = control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump(old), check=False)
+    assert result.returncode != 0
+    # word for word what users of real clusters report (crossplane/crossplane#7206, for one)
+    assert result.stderr == (
+        'The CustomResourceDefinition "vectorindexes.pinery.dev" is invalid: '
+        "spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything "
+        "other than name and generateName, but metadata is implicitly specified\n"
+    )
+    applied = control_plane.kubectl("apply", "-f", str(REPO_ROOT / "crds"))
+    assert sorted(applied.stdout.split()) == sorted([
+        "customresourcedefinition.apiextensions.k8s.io/fsdpjobs.pinery.dev", "created",
+        "customresourcedefinition.apiextensions.k8s.io/vectorindexes.pinery.dev", "created",
+    ])
