@@ -2,6 +2,7 @@
 
 Works on text, so it serves files, stdin and tests alike. Each problem is reported as
 `<Kind>/<name>: <field path>: <message>`; unparsable YAML and unknown kinds are problems too.
+CustomResourceDefinitions are checked as kube-apiserver checks them (pinery.schema.crd_validation).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pinery.api import RESOURCES, resource_for_kind
 from pinery.api.base import DNS_SUBDOMAIN_PATTERN
 from pinery.api.resource import ResourceInfo
 from pinery.crds import object_schema
+from pinery.schema.crd_validation import validate_crd
 from pinery.schema.errors import FieldError, join_path
 from pinery.schema.prune import apply_defaults, prune
 from pinery.schema.validate import validate
@@ -27,6 +29,7 @@ _DOC_SEPARATOR = re.compile(r"^(---|\.\.\.)(\s.*)?$")
 
 _DNS_SUBDOMAIN = re.compile(DNS_SUBDOMAIN_PATTERN)
 UNKNOWN_KIND = "Unknown"
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,9 @@ def validate_object(obj: Any) -> list[FieldError]:
     """Every problem of one manifest, as the API server and the operator would see it."""
     if not isinstance(obj, dict):
         return [FieldError("", f"must be a mapping with apiVersion, kind, metadata and spec, not {_type_name(obj)}")]
+    if obj.get("kind") == "CustomResourceDefinition" and obj.get("apiVersion") == CRD_API_VERSION:
+        # Any CRD (pinery's, or one beside it in a GitOps folder) with kube-apiserver's own rules.
+        return validate_crd(obj)
     problems = _type_problems(obj)
     if problems:
         return problems

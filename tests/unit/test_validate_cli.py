@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pinery.validation import parse_documents, split_documents, validate_text
 from tests.conftest import REPO_ROOT, run_pinery
@@ -179,3 +180,19 @@ def test_missing_file_is_a_clear_error():
 def test_status_is_ignored_as_on_create():
     text = vi(f"dimension: 8\n{SERVERLESS}") + "status: {phase: Whatever}\n"
     assert problems_of(text) == []
+
+
+def test_custom_resource_definitions_are_checked_as_kube_apiserver_checks_them():
+    result = run_pinery("validate", "-f", "crds/")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "valid: 2 CustomResourceDefinition"
+    crd = yaml.safe_load((REPO_ROOT / "crds" / "fsdpjobs.pinery.dev.yaml").read_text())
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"]["description"] = "Standard object metadata."
+    crd["spec"]["scope"] = "Global"
+    result = run_pinery("validate", "-f", "-", stdin=yaml.safe_dump(crd))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        'CustomResourceDefinition/fsdpjobs.pinery.dev: spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"',
+        "CustomResourceDefinition/fsdpjobs.pinery.dev: spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: "
+        "must not specify anything other than name and generateName, but metadata is implicitly specified",
+    ]
