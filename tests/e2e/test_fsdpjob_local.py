@@ -149,6 +149,39 @@ def test_a_job_that_exhausts_its_restarts_fails_naming_the_node_and_exit_code(lo
     assert "exitcode  : 5" in kubectl("logs", "doomed-node-1", "-c", "trainer").stdout
 
 
+def test_rank0_exiting_before_the_other_node_joined_fails_at_once_not_at_the_startup_timeout(local_mode):
+    """Rank 0 exits 0 without ever opening its port: node 1 waits for it in wait-for-rank0 and
+    never can join. The job fails as rank 0's failure within seconds, not after the 600 s
+    startup timeout (the wait below gives it 120 s)."""
+    kubectl = local_mode.kubectl
+    command = "import os, sys; sys.exit(0 if os.environ['NODE_RANK'] == '0' else 4)"
+    kubectl.apply({
+        "apiVersion": "pinery.dev/v1alpha1",
+        "kind": "FSDPJob",
+        "metadata": {"name": "alone"},
+        "spec": {"numNodes": 2, "nprocPerNode": 1, "masterPort": free_port(), "maxRestarts": 0,
+                 "command": ["python", "-c", command]},
+    })
+    kubectl.wait_for("fsdpjob/alone", "Failed", timeout=120)
+
+    job = kubectl.get("fsdpjob/alone")
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "RestartLimitExceeded" and job["status"]["restarts"] == 0
+    assert failed["message"] == (
+        "node 0 (pod alone-node-0) failed: exit code 0 (ExitedBeforeNodesJoined): rank 0 exited before the other "
+        "nodes joined: node 1 never joined (WaitingForRank0); no restarts left (0 of 0 used)"
+    )
+    node0 = job["status"]["nodes"][0]
+    assert (node0.get("exitCode"), node0["reason"]) == (0, "ExitedBeforeNodesJoined"), json.dumps(job["status"]["nodes"])
+    assert "NodeFailed" in events(local_mode, "alone")
+    # node 1 was stopped while it still waited; rank 0's pod is kept for its log
+    def pods():
+        listing = json.loads(kubectl("get", "pods", "-l", "pinery.dev/job-name=alone", "-o", "json").stdout)
+        return {p["metadata"]["name"]: p["status"]["phase"] for p in listing["items"]}
+
+    wait_for(lambda: pods() == {"alone-node-0": "Succeeded"}, timeout=30, interval=0.3, what="node 1's pod to be stopped")
+
+
 def test_the_built_in_trainer_trains_with_progress_in_the_status(local_mode):
     """An FSDPJob with no command: the built-in FSDP2 trainer on 2 nodes x 1 process."""
     kubectl = local_mode.kubectl

@@ -94,6 +94,23 @@ def vector_index(name: str, *, pod: bool = False, tags: dict | None = None, prot
     return {"apiVersion": "pinery.dev/v1alpha1", "kind": VI, "metadata": {"name": name}, "spec": spec}
 
 
+# Master ports handed out in this process. All pods of local mode share the machine's ports,
+# so jobs alive at the same time need different ones; free_port() only says a port is free
+# now. With two jobs on one port, one job's waiting node reaches the other's rank 0 and lets it
+# go on, while its own rank 0 cannot bind.
+_PORTS: set[int] = set()
+
+
+def master_port() -> int:
+    """A free port no other job of this process was given."""
+    for _ in range(1000):
+        port = free_port()
+        if port not in _PORTS:
+            _PORTS.add(port)
+            return port
+    raise RuntimeError("no master port left")
+
+
 def fsdp_job(name: str, *, work: float, fail_attempts: int = 0, max_restarts: int = 0) -> dict:
     env = {"WORK_SECONDS": str(work), "PROGRESS_DIR": f"/progress/{name}", "FAIL_RANK": "1",
            "FAIL_ATTEMPTS": str(fail_attempts), "FAIL_CODE": "3"}
@@ -104,7 +121,7 @@ def fsdp_job(name: str, *, work: float, fail_attempts: int = 0, max_restarts: in
         "spec": {
             "numNodes": 2,
             "nprocPerNode": 1,
-            "masterPort": free_port(),
+            "masterPort": master_port(),
             "command": ["python", "/opt/job/work.py"],
             "env": [{"name": k, "value": v} for k, v in env.items()],
             "maxRestarts": max_restarts,
@@ -247,7 +264,8 @@ async def job_runs(ctx: Context, name: str, rng: random.Random, fail_attempts: i
 
 async def suspend_and_resume(ctx: Context, name: str, rng: random.Random) -> Expect:
     await ctx.api.create(fsdp_job(name, work=8))
-    await ctx.job_phase(name, "Running")
+    # Suspended while running, or, when it was already done, the suspension must change nothing.
+    await ctx.job_started(name)
     await asyncio.sleep(rng.uniform(0, 2))
     await ctx.patch_spec(JOB, name, {"suspend": True})
     await ctx.job_phase(name, "Suspended", "Succeeded")

@@ -134,6 +134,12 @@ class Driver:
 
         return await self._wait(check, f"FSDPJob {name}: not {'/'.join(phases)}", "FSDPJob", name)
 
+    async def job_started(self, name: str) -> bool:
+        """Until the FSDPJob runs or has already finished. Running alone may never be seen: a
+        pass of the operator can find the pods already done (it was down while they ran) and
+        go from Pending to Succeeded at once, and a poll can miss a short Running."""
+        return await self.job_phase(name, "Running", "Succeeded", "Failed")
+
     async def patch_spec(self, kind: str, name: str, spec: dict) -> None:
         await self.api.patch(kind, name, {"spec": spec})
 
