@@ -328,3 +328,25 @@ def test_resolver_hook_sees_every_change_of_the_hosts_file(tmp_path):
            "PINERY_LOCAL_SEARCH": "default.svc.cluster.local svc.cluster.local cluster.local"}
     out = subprocess.run([sys.executable, "-c", code, str(hosts)], env=env, capture_output=True, text=True, check=True).stdout
     assert out.split() == ["127.101.0.1", "127.101.0.2", "True"]
+
+
+# --- forgetting a pod ------------------------------------------------------------------
+
+def test_a_forgotten_pod_leaves_the_logs_of_a_newer_pod_of_the_same_name(tmp_path):
+    """After a gang restart the new pod has the old one's name, and logs are kept by name: the
+    old pod's removal, when it comes late, must not take the new pod's logs with it."""
+    import asyncio
+
+    from pinery.local.podrunner.runner import PodRunner, Worker
+
+    runner = PodRunner(client=None, state_dir=tmp_path / "pods", logs_dir=tmp_path / "logs")
+    old, new = pod("job-node-1"), pod("job-node-1")
+    new["metadata"]["uid"] = "uid-newer"
+    runner.workers = {"uid-job-node-1": Worker(old), "uid-newer": Worker(new)}
+    log = tmp_path / "logs" / "default" / "job-node-1" / "trainer.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("the newer pod's output\n")
+    asyncio.run(runner._forget(runner.workers["uid-job-node-1"], grace=0))
+    assert log.read_text() == "the newer pod's output\n" and list(runner.workers) == ["uid-newer"]
+    asyncio.run(runner._forget(runner.workers["uid-newer"], grace=0))
+    assert not log.exists() and runner.workers == {}

@@ -315,6 +315,10 @@ class PodRunner:
         await self._terminate(worker, grace=grace, finalize=False)
         self.workers.pop(worker.uid, None)
         remove_pod_volumes(worker.pod, self._pod_dir(worker.pod))
+        # Logs are kept by pod name (the API serves them so): after a gang restart a newer pod of
+        # the same name may already be writing there, and its logs are not this pod's to remove.
+        if any((w.namespace, w.name) == (worker.namespace, worker.name) for w in self.workers.values()):
+            return
         log_dir = self.logs_dir / worker.namespace / worker.name
         for path in log_dir.glob("*.log"):
             path.unlink(missing_ok=True)
