@@ -185,3 +185,27 @@ def test_backups_and_restore_jobs(make_pinecone_emulator):
     pc.delete_backup(backup_id=backup.backup_id)
     with pytest.raises(NotFoundError):
         pc.describe_backup(backup_id=backup.backup_id)
+
+
+@pytest.mark.parametrize("method, path, what", [
+    ("GET", "/assistant/assistants", "the Assistant API"),
+    ("POST", "/assistant/chat/helper", "the Assistant API"),
+    ("GET", "/admin/projects", "the Admin API"),
+])
+def test_pinecone_apis_not_emulated_are_501_saying_so(pinecone_emulator, method, path, what):
+    import json
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(pinecone_emulator.url + path, method=method, data=b"{}" if method == "POST" else None,
+                                 headers={"Api-Key": TEST_API_KEY, "X-Pinecone-Api-Version": "2025-10"})
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(req, timeout=10)
+    assert caught.value.code == 501
+    error = json.loads(caught.value.read())["error"]
+    assert error["code"] == "UNIMPLEMENTED"
+    assert error["message"].startswith(f"{what} ({method} {path}) is not emulated by local mode's Pinecone emulator")
+    # anything else unknown is Pinecone's plain 404
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(urllib.request.Request(pinecone_emulator.url + "/assistants-nope"), timeout=10)
+    assert caught.value.code == 404

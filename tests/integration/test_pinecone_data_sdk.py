@@ -77,6 +77,18 @@ def test_upsert_query_fetch_update_delete_list_stats(pinecone_client):
     assert "films" not in idx.describe_index_stats().namespaces
 
 
+def test_metadata_numbers_come_back_as_floats_as_pinecone_stores_them(pinecone_client):
+    idx = make_index(pinecone_client, "floats", dimension=2)
+    idx.upsert(vectors=[{"id": "a", "values": [1, 0], "metadata": {"year": 2024, "score": 0.5, "live": True, "n": "7"}}])
+    idx.update(id="a", set_metadata={"pages": 12})
+    meta = idx.fetch(ids=["a"]).vectors["a"].metadata
+    assert meta == {"year": 2024.0, "score": 0.5, "live": True, "n": "7", "pages": 12.0}
+    assert [type(meta[k]) for k in ("year", "pages", "live")] == [float, float, bool]
+    # and filters on them still match integers as given
+    found = idx.query(vector=[1, 0], top_k=1, filter={"year": {"$in": [2024]}, "pages": 12}, include_metadata=True)
+    assert [m.id for m in found.matches] == ["a"] and type(found.matches[0].metadata["year"]) is float
+
+
 FILTERS = [
     ({"genre": "drama"}, {"a", "c"}),
     ({"genre": {"$eq": "drama"}}, {"a", "c"}),

@@ -142,6 +142,9 @@ def _metadata(raw: Any, where: str) -> dict[str, Any] | None:
         meta = filters.validate_metadata(raw, where)
     except filters.FilterError as exc:
         raise bad_request(str(exc)) from exc
+    # Pinecone keeps metadata numbers as 64-bit floats and answers them so (`2024.0`), which
+    # client code comes to rely on (../shared/notes/pinecone.md).
+    meta = {k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in meta.items()}
     size = len(_dumps(meta))
     if size > MAX_METADATA_BYTES:
         raise bad_request(f"Metadata size is {size} bytes, which exceeds the limit of {MAX_METADATA_BYTES} "

@@ -192,7 +192,7 @@ class PineconeEmulator:
                 headers = {"Retry-After": f"{decision.retry_after:g}"} if decision.retry_after is not None else {}
                 raise ApiError(decision.status, decision.message, headers=headers)
             if operation == "unknown":
-                raise ApiError(404, f"No route for {request.method} {request.path}.", "NOT_FOUND")
+                raise _unrouted(request)
             version = request.headers.get("X-Pinecone-Api-Version")
             if version != API_VERSION:
                 raise ApiError(400, f"The X-Pinecone-Api-Version header must be {API_VERSION} "
@@ -338,3 +338,18 @@ async def serve_forever(emulator: PineconeEmulator) -> None:
         await stopping.wait()
     finally:
         await emulator.stop()
+
+
+# Pinecone APIs that local mode does not emulate at all, by their path on Pinecone's hosts: the
+# Assistant API (`/assistant/...`) and the Admin API (`/admin/...`, projects, API keys).
+NOT_EMULATED = {"/assistant": "the Assistant API", "/admin": "the Admin API"}
+
+
+def _unrouted(request: web.Request) -> ApiError:
+    """501 naming what is not emulated for a Pinecone API local mode lacks; 404 otherwise."""
+    for prefix, what in NOT_EMULATED.items():
+        if request.path == prefix or request.path.startswith(prefix + "/"):
+            return ApiError(501, f"{what} ({request.method} {request.path}) is not emulated by local mode's Pinecone "
+                                 "emulator; it serves the control plane, the data plane and backups (docs/local-mode.md).",
+                            "UNIMPLEMENTED")
+    return ApiError(404, f"No route for {request.method} {request.path}.", "NOT_FOUND")
