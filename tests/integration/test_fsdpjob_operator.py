@@ -73,7 +73,7 @@ def test_children_are_what_render_prints_and_the_job_succeeds_only_when_every_no
         (owner,) = pod["metadata"]["ownerReferences"]
         assert (owner["kind"], owner["uid"], owner["controller"]) == ("FSDPJob", uid, True)
     assert [n["phase"] for n in h.status(job)["nodes"]] == ["Pending", "Pending"]
-    assert op.phase_gauge("Pending") == 1
+    wait_for(lambda: op.phase_gauge("Pending") == 1, what="the gauge counts the pending job")
     job = op.wait_condition("tiny", "Created", "True", "PodsCreated")
     assert h.condition(job, "Created")["message"] == "created the headless Service and 2 pods"
 
@@ -83,7 +83,7 @@ def test_children_are_what_render_prints_and_the_job_succeeds_only_when_every_no
     kubelet.run("tiny", 1)
     job = op.wait_phase("tiny", "Running")
     assert h.condition(job, "Running")["reason"] == "NodesRunning"
-    assert op.phase_gauge("Running") == 1 and op.phase_gauge("Pending") == 0
+    wait_for(lambda: op.phase_gauge("Running") == 1 and op.phase_gauge("Pending") == 0, what="the gauge follows the phase")
 
     kubelet.exit("tiny", 0, 0)
     op.wait("tiny", lambda j: h.status(j)["nodes"][0].get("phase") == "Succeeded")
@@ -95,7 +95,7 @@ def test_children_are_what_render_prints_and_the_job_succeeds_only_when_every_no
     assert h.condition(job, "Succeeded")["reason"] == "AllNodesSucceeded"
     assert h.status(job)["completionTime"] and h.status(job)["restarts"] == 0
     assert [(n["phase"], n["exitCode"]) for n in h.status(job)["nodes"]] == [("Succeeded", 0), ("Succeeded", 0)]
-    assert op.phase_gauge("Succeeded") == 1 and op.phase_gauge("Running") == 0
+    wait_for(lambda: op.phase_gauge("Succeeded") == 1 and op.phase_gauge("Running") == 0, what="the gauge follows the phase")
     wait_for(lambda: h.reasons(plane, ns, "tiny")[-1:] == ["AllNodesSucceeded"], what="the success event")
     assert h.reasons(plane, ns, "tiny") == ["Created", "NodesRunning", "AllNodesSucceeded"]
     # finished pods stay for their logs; nothing was created twice
@@ -169,7 +169,8 @@ def test_restart_budget_exhausted_fails_naming_the_first_failing_node_and_stops_
     wait_for(lambda: [p["metadata"]["name"] for p in kubelet.pods("spent")] == ["spent-node-2"], what="survivors stopped")
     job = h.get_job(plane, ns, "spent")
     assert [n.get("reason") for n in h.status(job)["nodes"]][2] == "OOMKilled"
-    assert op.phase_gauge("Failed") == 1 and op.restarts_counter() == 0
+    wait_for(lambda: op.phase_gauge("Failed") == 1, what="the gauge counts the failed job")
+    assert op.restarts_counter() == 0
     wait_for(lambda: "RestartLimitExceeded" in h.reasons(plane, ns, "spent"), what="the Failed event")
     assert ("Warning", "NodeFailed", "node 2 (pod spent-node-2) failed: exit code 137 (OOMKilled)") in h.events(plane, ns, "spent")
 
@@ -305,7 +306,7 @@ def test_ttl_after_finished_deletes_the_job_and_its_children(plane, ns, kubelet,
     for path in ("services/brief", "configmaps/brief-trainer"):
         wait_for(lambda: plane.http("GET", f"/api/v1/namespaces/{ns}/{path}").status_code == 404, what=f"{path} collected")
     assert "Deleting" in h.reasons(plane, ns, "brief")
-    assert op.phase_gauge("Succeeded") == 0  # a deleted job leaves the gauge
+    wait_for(lambda: op.phase_gauge("Succeeded") == 0, what="a deleted job leaves the gauge")
 
 
 def test_suspend_removes_the_pods_keeping_status_and_resume_recreates_them(plane, ns, kubelet, op):
@@ -321,7 +322,7 @@ def test_suspend_removes_the_pods_keeping_status_and_resume_recreates_them(plane
     job = op.wait_phase("pause", "Suspended")
     assert h.status(job)["restarts"] == 1 and [n["attempt"] for n in h.status(job)["nodes"]] == [1, 1]
     assert h.condition(job, "Suspended")["reason"] == "Suspended"
-    assert op.phase_gauge("Suspended") == 1
+    wait_for(lambda: op.phase_gauge("Suspended") == 1, what="the gauge counts the suspended job")
 
     h.patch_job(plane, ns, "pause", {"suspend": False})
     pods = kubelet.wait_pods("pause", 2)
@@ -466,7 +467,8 @@ def test_an_immutable_change_that_reaches_the_operator_is_refused_by_condition(c
 
 def test_deleting_a_job_stops_its_pods_and_forgets_it(plane, ns, kubelet, op):
     started(plane, ns, kubelet, op, "gone")
-    assert op.phase_gauge("Running") == 1
+    # the gauge follows the status write that the phase above was read from, a moment later
+    wait_for(lambda: op.phase_gauge("Running") == 1, what="the gauge counts the running job")
     assert plane.http("DELETE", h.jobs_path(ns, "gone")).status_code == 200
     wait_for(lambda: h.get_job(plane, ns, "gone") is None, what="the job gone (the operator lets it go)")
     kubelet.wait_no_pods("gone")
