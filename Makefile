@@ -61,12 +61,18 @@ validate-examples: $(STAMP)  ## validate examples/ with `pinery validate`
 # Each run writes its JSON result under RELIABILITY_RESULTS, then the totals go to summary.json.
 RELIABILITY_RESULTS ?= benchmarks/results/reliability
 CHAOS_SEEDS ?= 1 2 3
+# CHAOS_BUSY_CORES=1: that many busy loops run beside each chaos run (CPU load, as a busy CI
+# machine has), and the results are named chaos-full-seedN-one-core-busy.json (N-cores-busy).
+CHAOS_BUSY_CORES ?= 0
+CHAOS_LABEL = $(if $(filter 0,$(CHAOS_BUSY_CORES)),,$(if $(filter 1,$(CHAOS_BUSY_CORES)),one-core-busy,$(CHAOS_BUSY_CORES)-cores-busy))
 RELIABILITY_PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider --reliability-profile=full --reliability-results=$(RELIABILITY_RESULTS)
 
 chaos: $(STAMP)  ## operator chaos, full form: one run per seed in CHAOS_SEEDS, the operator SIGKILLed throughout
-	@mkdir -p $(RELIABILITY_RESULTS) && rm -f $(RELIABILITY_RESULTS)/chaos-full-seed*.json
-	@status=0; for seed in $(CHAOS_SEEDS); do \
-	  $(RELIABILITY_PYTEST) --reliability-seed=$$seed tests/e2e/test_reliability_chaos.py::test_operator_chaos || status=1; \
+	@mkdir -p $(RELIABILITY_RESULTS)
+	@busy=""; for i in $$(seq 1 $(CHAOS_BUSY_CORES)); do $(BIN)/python -c 'while True: pass' & busy="$$busy $$!"; done; \
+	trap 'kill $$busy 2>/dev/null' EXIT; status=0; for seed in $(CHAOS_SEEDS); do \
+	  rm -f $(RELIABILITY_RESULTS)/chaos-full-seed$$seed$(if $(CHAOS_LABEL),-$(CHAOS_LABEL)).json; \
+	  $(RELIABILITY_PYTEST) --reliability-seed=$$seed --reliability-label=$(CHAOS_LABEL) tests/e2e/test_reliability_chaos.py::test_operator_chaos || status=1; \
 	done; $(BIN)/python -m tests.reliability.summary $(RELIABILITY_RESULTS) || status=1; exit $$status
 
 faults: $(STAMP)  ## Pinecone faults and training faults (a rank SIGKILLed mid-run), full forms

@@ -51,6 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reliability-seed", type=int, default=1, help="seed of the suites' random choices")
     group.addoption("--reliability-results", type=Path, default=None,
                     help="folder for the suites' JSON results (default: the test's temporary folder)")
+    group.addoption("--reliability-label", default="",
+                    help="appended to the result's name, for runs under other conditions (e.g. one-core-busy)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

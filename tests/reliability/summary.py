@@ -2,7 +2,9 @@
 
     python -m tests.reliability.summary benchmarks/results/reliability
 
-prints them and writes them to summary.json in that folder; exits 1 when any run had a violation.
+prints them and writes them to summary.json in that folder; exits 1 when any run had a violation,
+or a chaos run a stall. Runs under load (a result named `...-one-core-busy`) are also totalled
+apart, under `underLoad`.
 """
 
 from __future__ import annotations
@@ -19,15 +21,10 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     training = [r for r in results if r["suite"].startswith("training-faults-")]
     out: dict[str, Any] = {}
     if chaos:
-        out["operatorChaos"] = {
-            "runs": len(chaos),
-            "seeds": sorted(r["seed"] for r in chaos),
-            "kills": sum(r["kills"] for r in chaos),
-            "lifecycles": sum(r["lifecycles"] for r in chaos),
-            "violations": sum(len(r["violations"]) for r in chaos),
-            "stalls": sum(len(r["stalls"]) for r in chaos),
-            "chaosSeconds": round(sum(r["seconds"]["chaos"] for r in chaos), 1),
-        }
+        out["operatorChaos"] = _chaos_totals(chaos)
+        loaded = [r for r in chaos if r["suite"].endswith("-busy")]
+        if loaded:
+            out["operatorChaos"]["underLoad"] = _chaos_totals(loaded)
     if pinecone:
         out["pineconeFaults"] = {
             "runs": len(pinecone),
@@ -52,13 +49,26 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _chaos_totals(chaos: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "runs": len(chaos),
+        "seeds": sorted(r["seed"] for r in chaos),
+        "kills": sum(r["kills"] for r in chaos),
+        "lifecycles": sum(r["lifecycles"] for r in chaos),
+        "violations": sum(len(r["violations"]) for r in chaos),
+        "stalls": sum(len(r["stalls"]) for r in chaos),
+        "chaosSeconds": round(sum(r["seconds"]["chaos"] for r in chaos), 1),
+    }
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[1] if len(argv) > 1 else "benchmarks/results/reliability")
     results = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.name != "summary.json"]
     summary = summarise(results)
     (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
-    return 1 if any(part["violations"] for part in summary.values()) else 0
+    failed = any(part["violations"] for part in summary.values())
+    return 1 if failed or summary.get("operatorChaos", {}).get("stalls") else 0
 
 
 if __name__ == "__main__":
