@@ -178,3 +178,15 @@ def test_updates_ratchet_unchanged_values():
     assert validate(schema, {"n": 9, "m": 1}, old={"n": 9, "m": 0}) == []  # n was already invalid and did not change
     assert [e.path for e in validate(schema, {"n": 9, "m": 7}, old={"n": 9, "m": 0})] == ["m"]
     assert [e.path for e in validate(schema, {"n": 9}, old={"n": 8})] == ["n"]
+
+
+@pytest.mark.parametrize("value, text", [
+    # Go's %v of a float64: %g with the shortest digits, the exponent form below 1e-4 and from 1e+06
+    (1.0, "1"), (0.5, "0.5"), (1e-08, "1e-08"), (0.0001, "0.0001"), (123456.0, "123456"),
+    (1e6, "1e+06"), (123456789.0, "1.23456789e+08"), (-2.5e-05, "-2.5e-05"), (0.0, "0"),
+])
+def test_floats_are_printed_as_go_prints_them(value, text):
+    from pinery.schema.field import go_float, invalid
+
+    assert go_float(value) == text
+    assert str(invalid("spec.x", value, "d")) == f"spec.x: Invalid value: {text}: d"

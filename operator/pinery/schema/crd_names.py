@@ -33,14 +33,21 @@ def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
+DNS1123_SUBDOMAIN_ERROR = regex_error(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character", _SUBDOMAIN_FMT, "example.com")
+
+
+def is_dns1123_subdomain_format(value: str) -> bool:
+    return _SUBDOMAIN.fullmatch(value) is not None
+
+
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > 253:
         errs.append(max_len_error(253))
-    if not _SUBDOMAIN.fullmatch(value):
-        errs.append(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-            "and must start and end with an alphanumeric character", _SUBDOMAIN_FMT, "example.com"))
+    if not is_dns1123_subdomain_format(value):
+        errs.append(DNS1123_SUBDOMAIN_ERROR)
     return errs
 
 

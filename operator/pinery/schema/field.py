@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,19 +67,22 @@ def go_quote(text: str) -> str:
 
 
 def go_float(value: float) -> str:
-    """Go's `%v` of a float64: the shortest repr, exponent form below 1e-4 and from 1e21."""
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
+    """Go's `%v` of a float64: `%g` with the shortest digits, which switches to the exponent
+    form below 1e-4 and from 1e+06 (Go prints 1000000.0 as `1e+06`)."""
     if math.isnan(value):
         return "NaN"
-    if value == int(value) and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if "e" in text:
-        mantissa, exp = text.split("e")
-        sign = "-" if exp.startswith("-") else "+"
-        return f"{mantissa}e{sign}{abs(int(exp)):02d}"
-    return text
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    _, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    exp10 = len(text) + int(exponent) - 1
+    sign = "-" if value < 0 else ""
+    if exp10 < -4 or exp10 >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{sign}{mantissa}e{'+' if exp10 >= 0 else '-'}{abs(exp10):02d}"
+    return f"{sign}{Decimal(repr(abs(value))).normalize():f}"
 
 
 def _body(kind: str, value: Any = None, detail: str = "", *, show: bool = True) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from pinery.schema.errors import FieldError
 from pinery.schema.prune import apply_defaults, prune
+from pinery.schema.crd_names import DNS1123_SUBDOMAIN_ERROR, is_dns1123_subdomain_format
 from pinery.schema.crd_validation import validate_crd
 from pinery.schema.validate import validate
 
@@ -20,13 +21,7 @@ from pinery.local.apiserver import errors
 from pinery.local.apiserver.resources import ResourceType
 from pinery.local.apiserver.selectors import label_key_problem, label_value_problem
 
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN_MESSAGE = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
 _LABEL_MESSAGE = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
     "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
@@ -51,8 +46,8 @@ def name_problems(rtype: ResourceType, name: str, path: str = "metadata.name") -
         return []
     if len(name) > 253:
         return [FieldError(path, f"Invalid value: {_quote(name)}: must be no more than 253 characters")]
-    if not DNS_SUBDOMAIN.fullmatch(name):
-        return [FieldError(path, f"Invalid value: {_quote(name)}: {_SUBDOMAIN_MESSAGE}")]
+    if not is_dns1123_subdomain_format(name):
+        return [FieldError(path, f"Invalid value: {_quote(name)}: {DNS1123_SUBDOMAIN_ERROR}")]
     return []
 
 

@@ -10,12 +10,12 @@ Created At. Ages are computed here, as the real server does: kubectl prints cell
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from datetime import datetime, timezone
-from decimal import Decimal
 from typing import Any
+
+from pinery.schema.field import go_float
 
 from pinery.local.apiserver.resources import ResourceType
 
@@ -207,29 +207,12 @@ def _go_text(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _go_float(value)
+        return go_float(value)
     if isinstance(value, dict):
         return "map[" + " ".join(f"{k}:{_go_text(v)}" for k, v in sorted(value.items())) + "]"
     if isinstance(value, list):
         return "[" + " ".join(_go_text(v) for v in value) + "]"
     return "<nil>"
-
-
-def _go_float(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    _, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    text = "".join(map(str, digits))
-    exp10 = len(text) + int(exponent) - 1
-    sign = "-" if value < 0 else ""
-    if exp10 < -4 or exp10 >= 6:  # %v is %g with the shortest digits, switching to %e at 1e+06
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        return f"{sign}{mantissa}e{'+' if exp10 >= 0 else '-'}{abs(exp10):02d}"
-    return f"{sign}{Decimal(repr(abs(value))).normalize():f}"
 
 
 # --- time -------------------------------------------------------------------------------------
