@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import admin, control, data
+from pinery.local.pinecone import admin, control, data, versions
 from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
@@ -28,7 +28,7 @@ from pinery.local.pinecone.state import Store
 
 log = logging.getLogger(__name__)
 
-API_VERSION = "2025-10"
+API_VERSION = versions.NATIVE  # the version whose shapes the handlers build
 DEFAULT_PROJECT = "default"
 DATA_OPERATIONS = frozenset(name for *_, name in data.ROUTES)
 
@@ -78,7 +78,7 @@ async def _index_of(request: web.Request, operation: str) -> str | None:
 
 
 class PineconeEmulator:
-    """A local server speaking Pinecone's 2025-10 control and data plane.
+    """A local server speaking Pinecone's control and data plane, API 2024-07 to 2026-07 (versions.py).
 
     `api_key=None` accepts any non-empty key; `api_keys` maps several keys to projects (each
     project sees only its own indexes). Delays are in seconds; zero makes transitions immediate.
@@ -193,11 +193,7 @@ class PineconeEmulator:
                 raise ApiError(decision.status, decision.message, headers=headers)
             if operation == "unknown":
                 raise _unrouted(request)
-            version = request.headers.get("X-Pinecone-Api-Version")
-            if version != API_VERSION:
-                raise ApiError(400, f"The X-Pinecone-Api-Version header must be {API_VERSION} "
-                                    f"(got {version or 'none'}); this emulator serves API {API_VERSION}.",
-                               "INVALID_ARGUMENT")
+            request[versions.VERSION] = versions.negotiate(request.headers.get(versions.HEADER))
             self.project(request)  # authenticates
             if self.store.refresh():
                 self.store.save()
@@ -262,7 +258,7 @@ class PineconeEmulator:
             self.port = site._server.sockets[0].getsockname()[1]
         if self.store.state_dir is not None:
             self._flusher = asyncio.create_task(self._flush_forever())
-        log.info("Pinecone emulator serving API %s at %s", API_VERSION, self.url)
+        log.info("Pinecone emulator serving API versions %s at %s", ", ".join(versions.SERVED), self.url)
 
     async def stop(self) -> None:
         if self._flusher is not None:
