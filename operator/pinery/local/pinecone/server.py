@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import admin, control, data, versions
+from pinery.local.pinecone import admin, control, data, shapes, versions
 from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
@@ -195,9 +195,11 @@ class PineconeEmulator:
                 raise _unrouted(request)
             request[versions.VERSION] = versions.negotiate(request.headers.get(versions.HEADER))
             self.project(request)  # authenticates
+            if plane == "data":
+                await _refuse_default_namespace(request)
             if self.store.refresh():
                 self.store.save()
-            response = await handler(request)
+            response = _reshaped(await handler(request), operation, versions.of(request))
         except ApiError as err:
             body = err.data_body() if plane == "data" else err.control_body()
             response = web.json_response(body, status=err.status, headers=err.headers)
@@ -349,3 +351,31 @@ def _unrouted(request: web.Request) -> ApiError:
                                  "emulator; it serves the control plane, the data plane and backups (docs/local-mode.md).",
                             "UNIMPLEMENTED")
     return ApiError(404, f"No route for {request.method} {request.path}.", "NOT_FOUND")
+
+
+async def _refuse_default_namespace(request: web.Request) -> None:
+    """Before 2025-04 the default namespace may not be named `__default__` (shapes.py)."""
+    version = versions.of(request)
+    if versions.at_least(version, "2025-04"):
+        return
+    named = [request.query.get("namespace"), request.match_info.get("namespace")]
+    if request.can_read_body and request.content_type == "application/json":
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if shapes.DEFAULT_NAMESPACE.encode() in raw else None
+        except ValueError:
+            body = None  # the handler answers a malformed body
+        if isinstance(body, dict):
+            named.append(body.get("namespace"))
+    if any(shapes.names_default_namespace_refused(version, ns) for ns in named):
+        raise ApiError(400, shapes.DEFAULT_NAMESPACE_REFUSED, "INVALID_ARGUMENT")
+
+
+def _reshaped(response: web.StreamResponse, operation: str, version: str) -> web.StreamResponse:
+    """A 2xx JSON answer in the shape of the request's API version (shapes.py)."""
+    if (operation not in shapes.RULES or versions.at_least(version, versions.NATIVE)
+            or not isinstance(response, web.Response) or not 200 <= response.status < 300
+            or response.content_type != "application/json" or not isinstance(response.body, bytes)):
+        return response
+    response.body = json.dumps(shapes.reshape(operation, json.loads(response.body), version)).encode()
+    return response
