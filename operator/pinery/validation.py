@@ -17,9 +17,10 @@ from pydantic import ValidationError
 
 from pinery import kube_yaml
 from pinery.api import RESOURCES, resource_for_kind
-from pinery.api.base import DNS_SUBDOMAIN_PATTERN
 from pinery.api.resource import ResourceInfo
 from pinery.crds import object_schema
+from pinery.schema import field
+from pinery.schema.crd_names import is_dns1123_subdomain
 from pinery.schema.crd_validation import validate_crd
 from pinery.schema.errors import FieldError, join_path
 from pinery.schema.prune import apply_defaults, prune
@@ -27,7 +28,6 @@ from pinery.schema.validate import validate
 
 _DOC_SEPARATOR = re.compile(r"^(---|\.\.\.)(\s.*)?$")
 
-_DNS_SUBDOMAIN = re.compile(DNS_SUBDOMAIN_PATTERN)
 UNKNOWN_KIND = "Unknown"
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 
@@ -185,9 +185,10 @@ def _metadata_problems(obj: dict) -> list[FieldError]:
     name = meta.get("name")
     if not name and not meta.get("generateName"):
         return [FieldError("metadata.name", "Required value: name or generateName is required")]
-    if name and (not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
-        return [FieldError("metadata.name", f"Invalid value: {_show(name)}: a lowercase RFC 1123 subdomain must consist of lowercase alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")]
-    return []
+    if name and not isinstance(name, str):
+        return [field.invalid("metadata.name", name, "must be a string")]
+    # The API server's words: apimachinery ValidateObjectMeta with NameIsDNSSubdomain (crd_names).
+    return [field.invalid("metadata.name", name, msg) for msg in (is_dns1123_subdomain(name) if name else [])]
 
 
 def _resource_problems(res: ResourceInfo, obj: dict) -> list[FieldError]:

@@ -112,6 +112,16 @@ def test_fsdpjob_problems(text, expected):
     assert any(p.startswith(expected) for p in found), found
 
 
+def test_a_bad_object_name_is_worded_as_the_api_server_words_it():
+    # tests/integration/test_apiserver_crud.py checks the local API server's wording, which is
+    # apimachinery's IsDNS1123Subdomain message (pinery.schema.crd_names).
+    found = problems_of(vi(f"dimension: 8\n{SERVERLESS}", name="Bad_Name"))
+    assert found[0] == ("VectorIndex/Bad_Name: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 "
+                        "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
+                        "end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+                        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
 def test_several_problems_of_one_object_are_all_reported():
     found = problems_of(job("env: [{name: RANK, value: '1'}]\ncommand: [x]\ntrainer: {}"))
     assert len(found) == 2
