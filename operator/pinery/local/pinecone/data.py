@@ -14,6 +14,7 @@ from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, 
 from pinery.local.pinecone.state import IndexRecord
 from pinery.local.pinecone.vectors import IndexData, Namespace, Record, Sparse
 from pinery.local.pinecone.keys import EMULATOR
+from pinery.local.pinecone import imports
 
 if TYPE_CHECKING:
     from pinery.local.pinecone.server import PineconeEmulator
@@ -456,9 +457,6 @@ ROUTES = [
     ("DELETE", "/namespaces/{namespace}", delete_namespace, "deleteNamespace"),
     ("POST", "/records/namespaces/{namespace}/upsert", not_emulated, "upsertRecordsNamespace"),
     ("POST", "/records/namespaces/{namespace}/search", not_emulated, "searchRecordsNamespace"),
-    ("GET", "/bulk/imports", not_emulated, "listBulkImports"),
-    ("POST", "/bulk/imports", not_emulated, "startBulkImport"),
-    ("GET", "/bulk/imports/{id}", not_emulated, "describeBulkImport"),
-    ("DELETE", "/bulk/imports/{id}", not_emulated, "cancelBulkImport"),
+    *imports.ROUTES,  # bulk imports from local files (imports.py)
 ]
 PREFIX = "/index/{project}/{index_name}"

@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from pinery.local.pinecone import admin, control, data, shapes, versions
+from pinery.local.pinecone.imports import Importer
 from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
@@ -43,6 +44,7 @@ class Settings:
     collection_delay: float = 1.0
     backup_delay: float = 1.0
     restore_delay: float = 1.0
+    import_delay: float = 1.0  # how long a bulk import stays Pending
     index_quota: int | None = None
     fail_initialization: set[str] = field(default_factory=set)
 
@@ -98,6 +100,7 @@ class PineconeEmulator:
         collection_delay: float | None = None,
         backup_delay: float | None = None,
         restore_delay: float | None = None,
+        import_delay: float | None = None,
         index_quota: int | None = None,
         fail_initialization: Iterable[str] = (),
         fault_rules: Iterable[FaultRule | dict] = (),
@@ -117,11 +120,13 @@ class PineconeEmulator:
             collection_delay=ready_delay if collection_delay is None else collection_delay,
             backup_delay=ready_delay if backup_delay is None else backup_delay,
             restore_delay=ready_delay if restore_delay is None else restore_delay,
+            import_delay=ready_delay if import_delay is None else import_delay,
             index_quota=index_quota,
             fail_initialization=set(fail_initialization),
         )
         self.faults = Faults(seed, [r if isinstance(r, FaultRule) else FaultRule.parse(r) for r in fault_rules])
         self.store = Store(state_dir)
+        self.imports = Importer(self)
         self._advertised = advertised_url.rstrip("/") if advertised_url else None
         self.flush_interval = flush_interval
         self.exchanges: list[dict[str, Any]] | None = [] if record_exchanges else None
@@ -260,9 +265,11 @@ class PineconeEmulator:
             self.port = site._server.sockets[0].getsockname()[1]
         if self.store.state_dir is not None:
             self._flusher = asyncio.create_task(self._flush_forever())
+        self.imports.resume()
         log.info("Pinecone emulator serving API versions %s at %s", ", ".join(versions.SERVED), self.url)
 
     async def stop(self) -> None:
+        await self.imports.stop()
         if self._flusher is not None:
             self._flusher.cancel()
             try:

@@ -94,6 +94,28 @@ class RestoreJobRecord:
     schedule: list = field(default_factory=list)
 
 
+@dataclass
+class ImportRecord:
+    """A bulk import into one index (imports.py runs it; the status moves as it goes)."""
+
+    id: str
+    project: str
+    index_id: str
+    index_name: str
+    uri: str
+    path: str  # the local directory the uri names
+    error_mode: str  # "abort" or "continue"
+    created_at: str
+    starts: float  # when it leaves Pending
+    status: str = "Pending"
+    finished_at: str | None = None
+    percent_complete: float = 0.0
+    records_imported: int = 0
+    error: str | None = None
+    done_files: list = field(default_factory=list)  # files fully imported, so a restart resumes after them
+    namespaces: dict = field(default_factory=dict)  # namespace -> its files, fixed when it starts
+
+
 def _load(cls, raw: dict[str, Any]):
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in raw.items() if k in names})
@@ -108,6 +130,7 @@ class Store:
         self.collections: dict[tuple[str, str], CollectionRecord] = {}
         self.backups: dict[str, BackupRecord] = {}
         self.restore_jobs: dict[str, RestoreJobRecord] = {}
+        self.imports: dict[str, ImportRecord] = {}
         self.data: dict[str, IndexData] = {}
         self.dirty: set[str] = set()
         self.removed: set[str] = set()
@@ -140,6 +163,9 @@ class Store:
         for raw in doc.get("restore_jobs", []):
             job = _load(RestoreJobRecord, raw)
             self.restore_jobs[job.restore_job_id] = job
+        for raw in doc.get("imports", []):
+            imp = _load(ImportRecord, raw)
+            self.imports[imp.id] = imp
         keys = [r.id for r in self.indexes.values()] + [c.data_key for c in self.collections.values()] + [
             b.data_key for b in self.backups.values()]
         for key in keys:
@@ -157,6 +183,7 @@ class Store:
             "collections": [asdict(c) for c in self.collections.values()],
             "backups": [asdict(b) for b in self.backups.values()],
             "restore_jobs": [asdict(j) for j in self.restore_jobs.values()],
+            "imports": [asdict(i) for i in self.imports.values()],
         })
 
     def take_dirty(self) -> tuple[dict[str, IndexData], set[str]]:
