@@ -15,6 +15,7 @@ from pinery.local.pinecone.state import IndexRecord
 from pinery.local.pinecone.vectors import IndexData, Namespace, Record, Sparse
 from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone import imports
+from pinery.local.pinecone import records as records_api  # integrated records: upsert text, search (records.py)
 
 if TYPE_CHECKING:
     from pinery.local.pinecone.server import PineconeEmulator
@@ -455,8 +456,8 @@ ROUTES = [
     ("POST", "/namespaces", create_namespace, "createNamespace"),
     ("GET", "/namespaces/{namespace}", describe_namespace, "describeNamespace"),
     ("DELETE", "/namespaces/{namespace}", delete_namespace, "deleteNamespace"),
-    ("POST", "/records/namespaces/{namespace}/upsert", not_emulated, "upsertRecordsNamespace"),
-    ("POST", "/records/namespaces/{namespace}/search", not_emulated, "searchRecordsNamespace"),
+    ("POST", "/records/namespaces/{namespace}/upsert", records_api.upsert_records, "upsertRecordsNamespace"),
+    ("POST", "/records/namespaces/{namespace}/search", records_api.search_records, "searchRecordsNamespace"),
     *imports.ROUTES,  # bulk imports from local files (imports.py)
 ]
 PREFIX = "/index/{project}/{index_name}"

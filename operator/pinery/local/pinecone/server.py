@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import admin, control, data, shapes, versions
+from pinery.local.pinecone import admin, control, data, inference, shapes, versions
 from pinery.local.pinecone.imports import Importer
 from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone.errors import ApiError
@@ -158,6 +158,7 @@ class PineconeEmulator:
             app.router.add_route(method, path, handler, name=name)
         for method, path, handler, name in data.ROUTES:
             app.router.add_route(method, data.PREFIX + path, handler, name=name)
+        inference.add_routes(app)  # /embed, /rerank, /models on the control-plane host (inference.py)
         admin.add_routes(app)
         return app
 
@@ -267,6 +268,7 @@ class PineconeEmulator:
             self._flusher = asyncio.create_task(self._flush_forever())
         self.imports.resume()
         log.info("Pinecone emulator serving API versions %s at %s", ", ".join(versions.SERVED), self.url)
+        log.info("Pinecone emulator: %s", inference.startup_note())
 
     async def stop(self) -> None:
         await self.imports.stop()
