@@ -8,7 +8,8 @@ PINERY_COMPAT_RESULT (the file the JSON result is written to).
 A flow is a sequence of steps. A failed step records its error and the flow goes on, so one
 run shows every step that fails; a step marked `critical` (the index, the first upsert) skips
 the remaining steps when it fails, since they would only fail for the same reason. The step
-`cleanup` steps (deleting the index) run whatever happened before. A step the client has no
+`cleanup` steps (deleting the index) run whatever happened after the first step (which makes the
+index). A step the client has no
 API for raises NotApplicable: recorded as "not applicable", not as a failure.
 
     flow = Flow("pinecone")
@@ -100,7 +101,7 @@ class Flow:
         def run(fn):
             entry = {"name": name, "status": "passed"}
             self.steps.append(entry)
-            if self.aborted and not cleanup:
+            if self.aborted and (not cleanup or self.aborted == self.steps[0]["name"]):
                 entry.update(status="skipped", error=f"skipped: {self.aborted} failed")
                 return fn
             started = time.monotonic()

@@ -2,7 +2,8 @@
 
 `Pinecone(api_key=..., host=<emulator>)` for the control plane, `pc.Index(host=...)` with the
 host the control plane reports for the data plane. Where the releases differ (what `list`
-yields, how a status reads) the flow accepts either form.
+yields, how a status reads) the flow accepts either form. `data_steps` is shared with the 10.x
+flow (pinecone_sdk10.py), whose data plane kept these methods.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import math
 
 from _flow import (DIMENSION, HOST, HYBRID, INDEX, NAMESPACE, API_KEY, Flow, FlowFailed, NotApplicable, check, main, near, one_hot,
                    wait_for)
-
-flow = Flow("pinecone")
 
 # Six records in the namespace, one in the default namespace. In a hybrid (dotproduct) index
 # doc-1 and doc-2 also carry sparse values, so a sparse query can break a dense tie.
@@ -75,6 +74,18 @@ def body(flow: Flow) -> None:
         check(described.metric == ("dotproduct" if HYBRID else "cosine"), f"metric {described.metric}")
         check(bool(described.host), "no host")
         state["index"] = pc.Index(host=described.host)
+
+    data_steps(flow, state)
+
+    @flow.step("delete_index", cleanup=True)
+    def _():
+        pc.delete_index(INDEX, timeout=-1)
+        wait_for("the index to go", lambda: INDEX not in names(pc))
+
+
+def data_steps(flow: Flow, state: dict) -> None:
+    """The data-plane steps, on `state["index"]`; 10.x's flow runs them too (its data plane kept
+    these names)."""
 
     @flow.step("upsert", critical=True)
     def _():
@@ -172,11 +183,6 @@ def body(flow: Flow) -> None:
         check(stats.dimension == DIMENSION, f"dimension {stats.dimension}")
         check(stats.namespaces[NAMESPACE].vector_count == 2, f"namespaces {stats.namespaces}")
 
-    @flow.step("delete_index", cleanup=True)
-    def _():
-        pc.delete_index(INDEX, timeout=-1)
-        wait_for("the index to go", lambda: INDEX not in names(pc))
-
 
 if __name__ == "__main__":
-    main(flow, body)
+    main(Flow("pinecone"), body)
