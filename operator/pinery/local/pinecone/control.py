@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import render, transitions, validation
+from pinery.local.pinecone import render, transitions, v2026_07, validation, versions
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, failed_precondition, not_found
 from pinery.local.pinecone.state import BackupRecord, CollectionRecord, IndexRecord, RestoreJobRecord
 from pinery.local.pinecone.vectors import IndexData
@@ -44,6 +44,19 @@ def _index(request: web.Request, name: str | None = None) -> IndexRecord:
     if rec is None:
         raise not_found(f"Index {name} not found.")
     return rec
+
+
+def _index_body(request: web.Request, rec: IndexRecord) -> dict[str, Any]:
+    """The IndexModel of a record in the request's API version (2026-07: v2026_07.py)."""
+    if versions.of(request) == v2026_07.VERSION:
+        return v2026_07.index(rec, _emu(request).url)
+    return render.index(rec, _emu(request).url)
+
+
+def _backup_body(request: web.Request, bkp: BackupRecord) -> dict[str, Any]:
+    if versions.of(request) == v2026_07.VERSION:
+        return v2026_07.backup(bkp)
+    return render.backup(bkp)
 
 
 def _check_quota(emu: PineconeEmulator, project: str) -> None:
@@ -89,11 +102,14 @@ def _create(request: web.Request, fields: dict[str, Any]) -> web.Response:
     _check_quota(emu, project)
     data = _source_collection_data(emu, project, fields)
     rec = _new_index(emu, project, fields, data)
-    return _json(render.index(rec, emu.url), 201)
+    return _json(_index_body(request, rec), 201)
 
 
 async def create_index(request: web.Request) -> web.Response:
-    return _create(request, validation.check_create_index(await _body(request)))
+    body = await _body(request)
+    if versions.of(request) == v2026_07.VERSION:
+        return _create(request, v2026_07.check_create(body))
+    return _create(request, validation.check_create_index(body))
 
 
 async def create_index_for_model(request: web.Request) -> web.Response:
@@ -102,11 +118,11 @@ async def create_index_for_model(request: web.Request) -> web.Response:
 
 async def list_indexes(request: web.Request) -> web.Response:
     emu = _emu(request)
-    return _json({"indexes": [render.index(r, emu.url) for r in emu.store.project_indexes(_emu(request).project(request))]})
+    return _json({"indexes": [_index_body(request, r) for r in emu.store.project_indexes(_emu(request).project(request))]})
 
 
 async def describe_index(request: web.Request) -> web.Response:
-    return _json(render.index(_index(request), _emu(request).url))
+    return _json(_index_body(request, _index(request)))
 
 
 async def delete_index(request: web.Request) -> web.Response:
@@ -144,7 +160,11 @@ def _configure_pod(rec: IndexRecord, change: dict[str, Any]) -> str | None:
 
 async def configure_index(request: web.Request) -> web.Response:
     emu, rec = _emu(request), _index(request)
-    change = validation.check_configure(await _body(request))
+    body = await _body(request)
+    if versions.of(request) == v2026_07.VERSION:
+        change = v2026_07.check_configure(body, rec)
+    else:
+        change = validation.check_configure(body)
     if "spec" in change:
         kind, inner = next(iter(change["spec"].items()))
         if kind != rec.kind:
@@ -174,7 +194,7 @@ async def configure_index(request: web.Request) -> web.Response:
         rec.tags = tags or None
     emu.store.refresh()
     emu.store.save()
-    return _json(render.index(rec, emu.url), 202)
+    return _json(_index_body(request, rec), 202)
 
 
 # -- collections -------------------------------------------------------------------------------
@@ -247,11 +267,11 @@ async def create_backup(request: web.Request) -> web.Response:
         vector_type=rec.vector_type, record_count=data.count(),
         namespace_count=sum(1 for ns in data.namespaces.values() if len(ns)), size_bytes=data.size_bytes(),
         created_at=render.iso(time.time()), data_key=key, name=fields["name"], description=fields["description"],
-        tags=dict(rec.tags) if rec.tags else None, schema=spec.get("schema"),
+        tags=dict(rec.tags) if rec.tags else None, schema=spec.get("schema"), typed_schema=rec.typed_schema,
         schedule=transitions.after(time.time(), ("Ready", emu.settings.backup_delay)))
     emu.store.backups[backup_id] = bkp
     emu.store.save()
-    return _json(render.backup(bkp), 201)
+    return _json(_backup_body(request, bkp), 201)
 
 
 def _backups(request: web.Request, index_name: str | None = None) -> list[BackupRecord]:
@@ -263,13 +283,13 @@ def _backups(request: web.Request, index_name: str | None = None) -> list[Backup
 async def list_index_backups(request: web.Request) -> web.Response:
     rec = _index(request)
     limit = validation.check_limit(request.query.get("limit"))
-    items = [render.backup(b) for b in _backups(request, rec.name)]
+    items = [_backup_body(request, b) for b in _backups(request, rec.name)]
     return _json(render.page(items, limit, request.query.get("paginationToken")))
 
 
 async def list_project_backups(request: web.Request) -> web.Response:
     limit = validation.check_limit(request.query.get("limit"))
-    items = [render.backup(b) for b in _backups(request)]
+    items = [_backup_body(request, b) for b in _backups(request)]
     return _json(render.page(items, limit, request.query.get("paginationToken")))
 
 
@@ -282,7 +302,7 @@ def _backup(request: web.Request) -> BackupRecord:
 
 
 async def describe_backup(request: web.Request) -> web.Response:
-    return _json(render.backup(_backup(request)))
+    return _json(_backup_body(request, _backup(request)))
 
 
 async def delete_backup(request: web.Request) -> web.Response:
@@ -298,7 +318,10 @@ async def delete_backup(request: web.Request) -> web.Response:
 
 async def create_index_from_backup(request: web.Request) -> web.Response:
     emu, project, bkp = _emu(request), _emu(request).project(request), _backup(request)
-    fields = validation.check_from_backup(await _body(request))
+    body = await _body(request)
+    if versions.of(request) == v2026_07.VERSION:
+        v2026_07.check_from_backup(body)
+    fields = validation.check_from_backup(body)
     if bkp.state != "Ready":
         raise bad_request(f"Backup {bkp.backup_id} is not ready (status {bkp.state}).")
     if (project, fields["name"]) in emu.store.indexes:
@@ -308,7 +331,8 @@ async def create_index_from_backup(request: web.Request) -> web.Response:
     if bkp.schema:
         spec["schema"] = bkp.schema
     data = emu.store.data.get(bkp.data_key, IndexData(bkp.dimension)).clone()
-    fields.update(spec={"serverless": spec}, dimension=bkp.dimension, metric=bkp.metric, vector_type=bkp.vector_type)
+    fields.update(spec={"serverless": spec}, dimension=bkp.dimension, metric=bkp.metric, vector_type=bkp.vector_type,
+                  typed_schema=bkp.typed_schema, source_backup_id=bkp.backup_id)
     delay = emu.settings.restore_delay
     rec = _new_index(emu, project, fields, data, ready_delay=delay)
     now = time.time()

@@ -9,7 +9,7 @@ import numpy as np
 import orjson
 from aiohttp import web
 
-from pinery.local.pinecone import filters, transitions
+from pinery.local.pinecone import filters, transitions, v2026_07, v2026_07_documents, versions
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, not_found
 from pinery.local.pinecone.state import IndexRecord
 from pinery.local.pinecone.vectors import IndexData, Namespace, Record, Sparse
@@ -131,7 +131,10 @@ def _sparse(raw: Any, rec: IndexRecord, where: str) -> Sparse | None:
         raise bad_request(f"{where}: sparse indices must be integers between 0 and 2^32-1.")
     if len(set(indices)) != len(indices):
         raise bad_request(f"{where}: sparse indices must be unique.")
-    if rec.metric != "dotproduct":
+    if rec.typed_schema is not None:  # made under 2026-07: the schema decides, not the metric (v2026_07.py)
+        if not v2026_07.declares_sparse(rec.typed_schema):
+            raise bad_request(v2026_07.SPARSE_NOT_SUPPORTED)
+    elif rec.metric != "dotproduct":
         raise bad_request(f"Sparse values are only supported for indexes with the dotproduct metric; "
                           f"index {rec.name} uses {rec.metric}.")
     return np.asarray(indices, dtype=np.int64), np.asarray(values, dtype=np.float32)
@@ -174,6 +177,7 @@ def _out(record: Record, values: bool, metadata: bool) -> dict[str, Any]:
 # -- handlers ----------------------------------------------------------------------------------
 async def upsert(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    v2026_07.check_vector_write(rec)
     body = await _body(request, MAX_UPSERT_BYTES)
     vectors = body.get("vectors")
     if not isinstance(vectors, list) or not vectors:
@@ -192,7 +196,10 @@ async def upsert(request: web.Request) -> web.Response:
             raise bad_request(f"{where} ({record_id}): dense index {rec.name} needs values.")
         if rec.vector_type == "sparse" and sparse is None:
             raise bad_request(f"{where} ({record_id}): sparse index {rec.name} needs sparseValues.")
-        records.append(Record(record_id, values, sparse, _metadata(raw.get("metadata"), f"vector {record_id}")))
+        meta = raw.get("metadata")
+        if versions.of(request) == v2026_07.VERSION:
+            meta = v2026_07.clean_metadata(meta)
+        records.append(Record(record_id, values, sparse, _metadata(meta, f"vector {record_id}")))
     count = data.namespace(_ns_name(body.get("namespace")), create=True).upsert(records)
     request.app[EMULATOR].store.mark(rec.id)
     return _json({"upsertedCount": count})
@@ -210,6 +217,8 @@ def _top_k(body: dict[str, Any]) -> int:
 async def query(request: web.Request) -> web.Response:
     rec, data = _target(request)
     body = await _body(request)
+    if versions.of(request) == v2026_07.VERSION:
+        v2026_07.closed_query(body)
     if body.get("queries"):
         raise bad_request("The deprecated 'queries' parameter is not supported; send 'vector' or 'id'.")
     top_k = _top_k(body)
@@ -306,7 +315,10 @@ async def fetch_by_metadata(request: web.Request) -> web.Response:
 
 async def update(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    v2026_07.check_vector_write(rec)
     body = await _body(request)
+    if versions.of(request) == v2026_07.VERSION and "setMetadata" in body:
+        body["setMetadata"] = v2026_07.clean_metadata(body["setMetadata"])
     namespace = _ns_name(body.get("namespace"))
     has_id, has_filter = body.get("id") is not None, body.get("filter") is not None
     if has_id == has_filter:
@@ -331,6 +343,7 @@ async def update(request: web.Request) -> web.Response:
 
 async def delete(request: web.Request) -> web.Response:
     rec, data = _target(request)
+    v2026_07.check_vector_write(rec)
     body = await _body(request)
     namespace = _ns_name(body.get("namespace"))
     ids, delete_all, flt = body.get("ids"), bool(body.get("deleteAll")), body.get("filter")
@@ -368,6 +381,8 @@ async def describe_index_stats(request: web.Request) -> web.Response:
     rec, data = _target(request)
     body = await _body(request)
     predicate = None
+    if versions.of(request) == v2026_07.VERSION and body.get("filter"):
+        raise bad_request(v2026_07.STATS_FILTER_REFUSED)
     if body.get("filter") is not None:
         if rec.kind != "pod":
             raise bad_request("Serverless and BYOC indexes do not support describing index stats with metadata filtering.")
@@ -459,5 +474,6 @@ ROUTES = [
     ("POST", "/records/namespaces/{namespace}/upsert", records_api.upsert_records, "upsertRecordsNamespace"),
     ("POST", "/records/namespaces/{namespace}/search", records_api.search_records, "searchRecordsNamespace"),
     *imports.ROUTES,  # bulk imports from local files (imports.py)
+    *v2026_07_documents.ROUTES,  # the 2026-07 documents API (v2026_07_documents.py)
 ]
 PREFIX = "/index/{project}/{index_name}"

@@ -36,6 +36,11 @@ class IndexRecord:
     state: str | None = "Initializing"
     schedule: list = field(default_factory=list)
     created_at: float = 0.0
+    # API 2026-07 (v2026_07.py): the typed schema an index was created with (None before 2026-07),
+    # its encryption key and the backup it was restored from.
+    typed_schema: dict[str, Any] | None = None
+    cmek_id: str | None = None
+    source_backup_id: str | None = None
 
     @property
     def kind(self) -> str:
@@ -78,6 +83,7 @@ class BackupRecord:
     schema: dict[str, Any] | None = None
     state: str | None = "Initializing"
     schedule: list = field(default_factory=list)
+    typed_schema: dict[str, Any] | None = None  # the source index's 2026-07 schema, if it had one
 
 
 @dataclass
