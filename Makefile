@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 FUZZ_EXAMPLES ?= 1000
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test fuzz chaos faults bench bench-quick crds check-crds deploy check-deploy validate-examples clean
+.PHONY: help install demo test fuzz chaos faults compat compat-venvs bench bench-quick crds check-crds deploy check-deploy validate-examples clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -30,6 +30,18 @@ test: $(STAMP)  ## run the whole test suite
 
 fuzz: $(STAMP)  ## the fuzz and security suites with FUZZ_EXAMPLES examples per property, random seeds
 	PINERY_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz tests/security --hypothesis-show-statistics $(PYTEST_ARGS)
+
+# The client compatibility suite (compat/run.py): each client in compat/clients.py in its own venv
+# under .compat-venvs/, made on first use, against one emulator. COMPAT_ARGS: e.g.
+# `--clients pinecone-7,pinecone-10`, `--no-install`, `--update-docs` (rewrites the table in
+# docs/local-mode.md). `make test` runs a subset (tests/integration/test_compat_subset.py).
+COMPAT_ARGS ?=
+
+compat: $(STAMP)  ## real clients against local mode: pinecone 5.x-10.x, langchain-pinecone, llama-index (results in benchmarks/results/compat/)
+	$(BIN)/python compat/run.py $(COMPAT_ARGS)
+
+compat-venvs: $(STAMP)  ## only create or update the compat venvs (e.g. COMPAT_ARGS=--clients=pinecone-7,pinecone-10)
+	$(BIN)/python compat/run.py --install-only $(COMPAT_ARGS)
 
 # Benchmarks are CPU-heavy: on a shared machine they queue behind each other on this lock.
 BENCH_LOCK ?= $(shell command -v flock >/dev/null 2>&1 && echo flock /tmp/pinery-heavy.lock)
