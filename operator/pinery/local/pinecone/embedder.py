@@ -142,7 +142,7 @@ class HashingEmbedder(Embedder):
         tokens = words(text)
         for word in tokens:
             counts["w:" + word] += COMMON_WEIGHT if word in COMMON else 1.0
-            if word not in COMMON and len(word) > 3:
+            if word not in COMMON and len(word) >= 3:
                 padded = f"<{word}>"
                 for n in (3, 4):
                     for i in range(len(padded) - n + 1):
@@ -167,7 +167,10 @@ class MiniLMEmbedder(Embedder):
 
     @staticmethod
     def available() -> bool:
-        return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers", MODEL_PACKAGE))
+        try:
+            return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers", MODEL_PACKAGE))
+        except (ImportError, ValueError):  # a module set to None in sys.modules, a broken install
+            return False
 
     @staticmethod
     def model_dir() -> str:

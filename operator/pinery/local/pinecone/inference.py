@@ -153,7 +153,8 @@ def lookup(name: Any, kind: str) -> Model:
         served = ", ".join(m.name for m in MODELS.values() if m.type == kind)
         raise bad_request(f"Model '{name}' not found. Supported {kind} models: {served}.")
     if model.type != kind:
-        raise bad_request(f"Model '{name}' is a {model.type} model, not a{'n' if kind == 'embed' else ''} "
+        article = {"embed": "an", "rerank": "a"}
+        raise bad_request(f"Model '{name}' is {article[model.type]} {model.type} model, not {article[kind]} "
                           f"{kind} model.")
     return model
 

@@ -1,0 +1,114 @@
+"""The emulator's embedders: the hashing fallback (deterministic, shared words score higher), the
+mapping of a native width onto a hosted model's dimension, sparse vectors and the selection."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pinery.local.pinecone import embedder
+from pinery.local.pinecone.embedder import HashingEmbedder, fit_dimension, sparse_embed
+
+TEXTS = ["the cat sat on the mat", "a cat lay on a mat", "stock markets fell sharply today",
+         "Cats chase mice", "", "?!"]
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_hashing_is_deterministic_and_unit_norm():
+    first = HashingEmbedder().embed(TEXTS, 384)
+    again = HashingEmbedder().embed(list(reversed(TEXTS)), 384)[::-1]
+    assert first.dtype == np.float32 and first.shape == (len(TEXTS), 384)
+    assert np.array_equal(first, again)  # independent of instance and batch order
+    assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)  # empty and punctuation-only too
+
+
+def test_hashing_does_not_depend_on_pythons_hash_seed():
+    code = ("from pinery.local.pinecone.embedder import HashingEmbedder;"
+            "print(HashingEmbedder().embed(['the cat sat on the mat'], 64)[0].round(6).tolist())")
+    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(outputs) == 1
+    local = HashingEmbedder().embed(["the cat sat on the mat"], 64)[0].round(6).tolist()
+    assert outputs == {f"{local}\n"}
+
+
+def test_hashing_scores_shared_words_and_stems_higher():
+    vec = dict(zip(TEXTS, HashingEmbedder().embed(TEXTS, 1024)))
+    related = cosine(vec["the cat sat on the mat"], vec["a cat lay on a mat"])
+    unrelated = cosine(vec["the cat sat on the mat"], vec["stock markets fell sharply today"])
+    assert related > 0.5 > abs(unrelated)
+    # "Cats" shares the stem of "cat" through character n-grams, "stock" nothing.
+    assert cosine(vec["Cats chase mice"], vec["the cat sat on the mat"]) > abs(
+        cosine(vec["Cats chase mice"], vec["stock markets fell sharply today"]))
+
+
+def test_hashing_common_words_weigh_little():
+    vec = HashingEmbedder().embed(["the of and cat", "the of and stock", "cat"], 1024)
+    assert cosine(vec[0], vec[2]) > 0.9  # the shared common words barely count
+    assert cosine(vec[0], vec[1]) < 0.2
+
+
+@pytest.mark.parametrize("dimension", [384, 512, 768, 1024, 2048])
+def test_widening_keeps_every_cosine_exactly(dimension):
+    rng = np.random.default_rng(3)
+    native = rng.standard_normal((50, 384)).astype(np.float32)
+    native /= np.linalg.norm(native, axis=1, keepdims=True)
+    mapped = fit_dimension(native, dimension)
+    assert mapped.shape == (50, dimension) and mapped.dtype == np.float32
+    assert np.allclose(np.linalg.norm(mapped, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(mapped @ mapped.T, native @ native.T, atol=1e-5)
+    assert np.array_equal(mapped, fit_dimension(native, dimension))  # a fixed matrix, not a fresh draw
+    if dimension > 384:  # a rotation into the wider space, not zero padding
+        assert np.count_nonzero(np.abs(mapped[:, 384:]) > 1e-3) > 0.5 * mapped[:, 384:].size
+
+
+def test_narrowing_keeps_cosines_approximately():
+    rng = np.random.default_rng(4)
+    native = rng.standard_normal((60, 1024)).astype(np.float32)
+    native[30:] = native[:30] + 0.5 * rng.standard_normal((30, 1024))  # near neighbours to find
+    native /= np.linalg.norm(native, axis=1, keepdims=True)
+    mapped = fit_dimension(native, 384)
+    before, after = (native @ native.T).ravel(), (mapped @ mapped.T).ravel()
+    assert np.corrcoef(before, after)[0, 1] > 0.95
+    nearest = lambda m: np.argsort(-(m @ m.T - 2 * np.eye(len(m))), axis=1)[:, 0]  # noqa: E731
+    assert (nearest(native) == nearest(mapped)).mean() > 0.9
+
+
+def test_same_width_only_normalises():
+    rows = np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32)
+    assert np.allclose(fit_dimension(rows, 2), [[0.6, 0.8], [0.0, 0.0]])
+
+
+def test_sparse_vectors():
+    indices, values, tokens = sparse_embed("The cat and the other cat sat")
+    assert indices == sorted(indices) and len(set(indices)) == len(indices)
+    assert all(0 <= i < 2**32 for i in indices)
+    assert sorted(tokens) == ["cat", "other", "sat"]  # common words left out
+    assert np.isclose(np.linalg.norm(values), 1.0)
+    assert values[tokens.index("cat")] > values[tokens.index("sat")]  # twice as frequent
+    assert sparse_embed("The cat and the other cat sat") == (indices, values, tokens)
+    other = dict(zip(*sparse_embed("a cat on a mat")[:2]))
+    assert sum(v * other.get(i, 0.0) for i, v in zip(indices, values)) > 0
+    assert sorted(sparse_embed("the and of")[2]) == ["and", "of", "the"]  # only common words: kept
+    assert sparse_embed("") == ([], [], [])
+
+
+def test_selection(monkeypatch):
+    assert isinstance(embedder.select("hashing"), HashingEmbedder)
+    with pytest.raises(ValueError, match="PINERY_EMBEDDER"):
+        embedder.select("bogus")
+    if not embedder.MiniLMEmbedder.available():
+        with pytest.raises(RuntimeError, match="embed"):
+            embedder.select("minilm")
+        assert isinstance(embedder.select("auto"), HashingEmbedder)
+    else:
+        assert isinstance(embedder.select("auto"), embedder.MiniLMEmbedder)
+    described = embedder.select("hashing").describe()
+    assert described == {"embedder": "hashing", "native_dimension": None, "real_model": False}
