@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from compat.clients import BY_NAME, CLIENTS, Client  # noqa: E402
 
-VENVS = Path(os.environ.get("PINERY_COMPAT_VENV_DIR", ROOT / ".compat-venvs"))
+VENVS = Path(os.environ.get("PINERY_COMPAT_VENV_DIR", ROOT / ".compat-venvs")).resolve()
 FLOWS = ROOT / "compat" / "flows"
 LOCKS = ROOT / "compat" / "locks"
 COMMON_CONSTRAINTS = LOCKS / "common.txt"

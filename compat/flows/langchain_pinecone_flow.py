@@ -92,6 +92,28 @@ def body(flow: Flow) -> None:
         check(math.isclose(score, 1.0, rel_tol=1e-4), f"score {score} for the same text")
         check(all(s <= score for _, s in scored), f"scores not descending {[s for _, s in scored]}")
 
+    @flow.step("async_add_search_delete")
+    def _():
+        # The async methods go through the SDK's IndexAsyncio (aiohttp) on the same host.
+        import asyncio
+
+        async def run():
+            store = state["store"]
+            added = await store.aadd_texts(["An async drama.", "An async comedy."],
+                                           metadatas=[{"genre": "drama", "year": 2025}, {"genre": "comedy", "year": 2025}],
+                                           ids=["async-1", "async-2"])
+            check(added == ["async-1", "async-2"], f"aadd_texts returned {added}")
+            scored = await store.asimilarity_search_with_score("An async drama.", k=10, filter={"year": {"$eq": 2025}})
+            check([d.id for d, _ in scored] == ["async-1", "async-2"], f"async hits {[d.id for d, _ in scored]}")
+            check(math.isclose(scored[0][1], 1.0, rel_tol=1e-4), f"async score {scored[0][1]}")
+            await store.adelete(ids=["async-1", "async-2"])
+            left = await store.asimilarity_search("anything", k=10, filter={"year": {"$eq": 2025}})
+            check(left == [], f"left after adelete {ids_of(left)}")
+            index = await store.async_index
+            await index.close()
+
+        asyncio.run(run())
+
     @flow.step("delete_by_id")
     def _():
         store = state["store"]
