@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from pinery.local.pinecone import admin, control, data, inference, shapes, versions
+from pinery.local.pinecone.grpc_refusal import SniffingTCPSite
 from pinery.local.pinecone.imports import Importer
 from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone.errors import ApiError
@@ -260,7 +261,8 @@ class PineconeEmulator:
         self._flush_lock = asyncio.Lock()
         self._runner = web.AppRunner(self.build_app(), access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        # gRPC clients get a clear answer instead of a TLS or HTTP/2 parse error (grpc_refusal.py).
+        site = SniffingTCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()
         if not self.port:
             self.port = site._server.sockets[0].getsockname()[1]
