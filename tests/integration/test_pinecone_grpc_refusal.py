@@ -39,19 +39,24 @@ def frame(kind, flags, stream, payload=b""):
     return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
 
 
-def read_frames(sock, until):
-    """Frames (type, flags, stream, payload) until `until(frames)` holds or the peer closes."""
-    buffer, frames = b"", []
-    while not until(frames):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        buffer += chunk
-        while len(buffer) >= 9 and len(buffer) >= 9 + int.from_bytes(buffer[:3], "big"):
-            length = int.from_bytes(buffer[:3], "big")
-            frames.append((buffer[3], buffer[4], int.from_bytes(buffer[5:9], "big") & 0x7FFFFFFF, buffer[9:9 + length]))
-            buffer = buffer[9 + length:]
-    return frames
+class FrameReader:
+    """The frames (type, flags, stream, payload) a socket has sent so far."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer, self.frames = sock, b"", []
+
+    def until(self, done):
+        """Reads until `done(frames)` holds for all frames read so far; returns them."""
+        while not done(self.frames):
+            chunk = self.sock.recv(65536)
+            assert chunk, "the connection closed"
+            self.buffer += chunk
+            while len(self.buffer) >= 9 and len(self.buffer) >= 9 + int.from_bytes(self.buffer[:3], "big"):
+                length = int.from_bytes(self.buffer[:3], "big")
+                self.frames.append((self.buffer[3], self.buffer[4], int.from_bytes(self.buffer[5:9], "big") & 0x7FFFFFFF,
+                                    self.buffer[9:9 + length]))
+                self.buffer = self.buffer[9 + length:]
+        return self.frames
 
 
 def hpack_int(block, at, prefix_bits):
@@ -88,6 +93,7 @@ def answered(stream):
 
 def test_http2_preface_gets_grpc_unimplemented_with_the_advice(pinecone_emulator, caplog):
     caplog.set_level(logging.WARNING, logger="pinery.local.pinecone.grpc_refusal")
+    grpc_refusal._warned.clear()  # warnings repeat once a minute per address
     with connect(pinecone_emulator) as sock:
         # The preface split across writes, then SETTINGS, a PING, and a gRPC call whose request
         # stays open (its message would follow in DATA frames).
@@ -95,7 +101,8 @@ def test_http2_preface_gets_grpc_unimplemented_with_the_advice(pinecone_emulator
         time.sleep(0.05)
         sock.sendall(PREFACE[5:] + frame(0x4, 0, 0) + frame(0x6, 0, 0, b"12345678")
                      + frame(0x1, 0x4, 1, b"\x83\x86any-header-block"))
-        frames = read_frames(sock, answered(1))
+        reader = FrameReader(sock)
+        frames = reader.until(answered(1))
         assert frames[0][:3] == (0x4, 0, 0)  # the server's preface
         assert (0x4, 0x1, 0, b"") in frames  # our SETTINGS acknowledged
         assert (0x6, 0x1, 0, b"12345678") in frames  # PING answered
@@ -105,13 +112,13 @@ def test_http2_preface_gets_grpc_unimplemented_with_the_advice(pinecone_emulator
         assert headers["content-type"] == "application/grpc" and headers["grpc-status"] == "12"
         message = unquote_to_bytes(headers["grpc-message"]).decode()
         assert message.startswith(ADVICE) and "Pinecone(api_key=..., host=...).Index(host=...)" in message
-        more = read_frames(sock, lambda fs: any(f[0] == 0x3 for f in fs))
-        assert (0x3, 0, 1, b"\x00\x00\x00\x00") in more  # the open request reset with NO_ERROR
+        frames = reader.until(lambda fs: any(f[0] == 0x3 for f in fs))
+        assert (0x3, 0, 1, b"\x00\x00\x00\x00") in frames  # the open request reset with NO_ERROR
 
         # A second call, its header block continued in a CONTINUATION frame.
         sock.sendall(frame(0x1, 0x1, 3, b"\x83") + frame(0x9, 0x4, 3, b"\x86"))
-        frames = read_frames(sock, answered(3))
-        assert decode_headers(next(f for f in frames if f[0] == 0x1)[3])["grpc-status"] == "12"
+        frames = reader.until(answered(3))
+        assert decode_headers(next(f for f in frames if f[0] == 0x1 and f[2] == 3)[3])["grpc-status"] == "12"
     assert any("refused with UNIMPLEMENTED" in r.getMessage() and "127.0.0.1:" in r.getMessage()
                for r in caplog.records)
 
