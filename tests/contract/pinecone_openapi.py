@@ -17,10 +17,17 @@ def load_spec(specs_dir: Path, plane: str) -> dict:
     return yaml.safe_load((specs_dir / SPECS[plane]).read_text())
 
 
-def openapi(doc: dict):
-    from openapi_core import OpenAPI
+def _ndjson(raw: bytes | str) -> list:
+    """NDJSON (records upsert) as the array of objects the spec's schema describes."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
-    return OpenAPI.from_dict(doc)
+
+def openapi(doc: dict):
+    from openapi_core import Config, OpenAPI
+
+    # openapi-core has no NDJSON deserializer; the spec gives `application/x-ndjson` an array schema.
+    return OpenAPI.from_dict(doc, config=Config(extra_media_type_deserializers={"application/x-ndjson": _ndjson}))
 
 
 def _drop_nulls(value):

@@ -28,8 +28,7 @@ KEY = "conformance-key"
 HEADERS = {"Api-Key": KEY, "X-Pinecone-Api-Version": "2025-10"}
 ERROR_SCHEMA = {"control": "ErrorResponse", "data": "rpcStatus"}
 # Operations that need integrated inference or bulk storage, which the emulator answers 501.
-NOT_EMULATED = {"upsertRecordsNamespace", "searchRecordsNamespace", "listBulkImports", "startBulkImport",
-                "describeBulkImport", "cancelBulkImport"}
+NOT_EMULATED: set[str] = set()  # every operation of the 2025-10 data plane is served
 
 
 def expect_error(call, *args, **kwargs) -> None:
@@ -117,7 +116,7 @@ def control_workload(pc: Pinecone, emu: PineconeEmulator, admin: EmulatorAdmin) 
     expect_error(pc.delete_index, "missing", timeout=-1)
 
 
-def data_workload(pc: Pinecone, emu: PineconeEmulator, admin: EmulatorAdmin) -> None:
+def data_workload(pc: Pinecone, emu: PineconeEmulator, admin: EmulatorAdmin, tmp) -> None:
     host = pc.describe_index("pod").host
     raw = httpx.Client(base_url=host, headers=HEADERS)
     idx = pc.Index(host=host)
@@ -157,7 +156,26 @@ def data_workload(pc: Pinecone, emu: PineconeEmulator, admin: EmulatorAdmin) -> 
     idx.delete(delete_all=True, namespace="ns")
     expect_error(pc.Index(host=pc.describe_index("pod").host.replace("/pod", "/ghost")).describe_index_stats)
     raw.post("/records/namespaces/ns/upsert", content=b'{"_id": "r1", "body": "hello"}',
-             headers={"Content-Type": "application/x-ndjson"})
+             headers={"Content-Type": "application/x-ndjson"})  # the pod index has no embedding: 400
+    # integrated records on the index made for a model (field_map text -> body)
+    model = pc.Index(host=pc.describe_index("model").host)
+    model.upsert_records(namespace="ns", records=[{"_id": "r1", "body": "the cat sat on the mat", "kind": "pet"},
+                                                  {"_id": "r2", "body": "stock markets fell sharply", "kind": "news"}])
+    model.search(namespace="ns", top_k=2, inputs={"text": "a feline on a rug"}, fields=["body"])
+    model.search(namespace="ns", top_k=2, inputs={"text": "cats"}, filter={"kind": "pet"},
+                 rerank={"model": "bge-reranker-v2-m3", "rank_fields": ["body"], "top_n": 1})
+    expect_error(model.search, namespace="ns", top_k=0, inputs={"text": "x"})
+    # bulk imports from a local directory of <namespace>/*.jsonl
+    source = tmp / "import"
+    (source / "imported").mkdir(parents=True)
+    (source / "imported" / "part.jsonl").write_text(
+        '{"id": "i1", "values": [1, 0, 0, 0], "metadata": {"genre": "drama"}}\n')
+    started = sls.start_import(uri=source.as_uri(), error_mode="abort")
+    sls.list_imports_paginated(limit=1)
+    sls.describe_import(started.id)
+    expect_error(sls.start_import, uri="s3://bucket/path")
+    expect_error(sls.describe_import, "missing")
+    sls.cancel_import(started.id)
     admin.add_fault("queryVectors", status=429, retry_after=0, times=1)
     idx.query(vector=[1, 0, 0, 0], top_k=1)
     sparse = pc.Index(host=pc.describe_index("sparse").host)
@@ -166,14 +184,14 @@ def data_workload(pc: Pinecone, emu: PineconeEmulator, admin: EmulatorAdmin) -> 
 
 
 @pytest.fixture(scope="module")
-def exchanges():
+def exchanges(tmp_path_factory):
     specs_dir = shared_path("pinecone-api", "2025-10")
     emu = PineconeEmulator(None, api_key=KEY, ready_delay=0, record_exchanges=True).start_in_thread()
     try:
         pc = Pinecone(api_key=KEY, host=emu.url)
         admin = EmulatorAdmin(emu.url)
         control_workload(pc, emu, admin)
-        data_workload(pc, emu, admin)
+        data_workload(pc, emu, admin, tmp_path_factory.mktemp("conformance"))
         yield specs_dir, list(emu.exchanges)
     finally:
         emu.stop_thread()

@@ -67,7 +67,7 @@ def test_cli_serves_and_persists_on_sigterm(tmp_path):
         proc = subprocess.Popen(command, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 30
         for line in proc.stderr:
-            if "serving API 2025-10" in line:
+            if "serving API versions" in line:
                 return proc
             assert time.monotonic() < deadline, "the emulator did not start"
         raise AssertionError(f"the emulator exited with {proc.wait()}")
