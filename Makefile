@@ -17,15 +17,20 @@ help:  ## list the targets
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,trainer]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,trainer,embed]'
 	@touch $(STAMP)
 
-install: $(STAMP)  ## create .venv and install pinery with its dev and trainer extras
+install: $(STAMP)  ## create .venv and install pinery with its dev, trainer and embed extras
 
 demo: $(STAMP)  ## run the local demo
 	$(BIN)/python -m pinery.demo
 
+# The client venvs the tests drive (tests.conftest.compat_python): made once, then kept until
+# their pins change (compat/run.py stamps each venv with its requirements).
+COMPAT_TEST_CLIENTS := pinecone-7,pinecone-10,pinecone-7-grpc
+
 test: $(STAMP)  ## run the whole test suite
+	$(BIN)/python compat/run.py --install-only --clients $(COMPAT_TEST_CLIENTS)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 fuzz: $(STAMP)  ## the fuzz and security suites with FUZZ_EXAMPLES examples per property, random seeds

@@ -30,6 +30,23 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+COMPAT_VENVS = Path(os.environ.get("PINERY_COMPAT_VENV_DIR", REPO_ROOT / ".compat-venvs"))
+
+
+def compat_python(name: str) -> Path:
+    """The python of the client venv `.compat-venvs/<name>` (compat/clients.py).
+
+    `make test` makes the venvs its tests use (the Makefile's COMPAT_TEST_CLIENTS); run alone,
+    a test whose venv is missing skips, and in CI it fails."""
+    python = COMPAT_VENVS / name / "bin" / "python"
+    if not python.exists():
+        hint = f"`make compat-venvs COMPAT_ARGS=--clients={name}` makes it"
+        if IN_CI:
+            pytest.fail(f"the client venv {python} is missing, and CI must not skip tests that need it; {hint}")
+        pytest.skip(f"no client venv {python}: {hint}")
+    return python
+
+
 def run_pinery(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the `pinery` CLI as a user would, in a subprocess."""
     return subprocess.run(

@@ -1,5 +1,5 @@
-"""A small application that uses a Pinecone index through the `pinecone` SDK, unchanged between
-local mode and real Pinecone.
+"""A small application that uses a Pinecone index through the `pinecone` SDK (9.x or 10.x, the
+newest), unchanged between local mode and real Pinecone.
 
 It reads its settings from the environment, as a pod gets them from a VectorIndex's
 connection ConfigMap (`envFrom`) and a Secret:
@@ -56,8 +56,8 @@ def connect():
         name = os.environ.get("PINECONE_INDEX_NAME")
         if not name:
             sys.exit("app: set PINECONE_INDEX_HOST or PINECONE_INDEX_NAME")
-        host = pc.describe_index(name).host
-    index = pc.Index(host=host)
+        host = pc.indexes.describe(name).host
+    index = pc.index(host=host)  # the SDK 9.x and 10.x spelling (10.x keeps pc.Index as a shim)
     dimension = index.describe_index_stats().dimension
     return index, dimension
 

@@ -4,9 +4,8 @@ The subset is the pinecone SDK 7.x (API 2025-04) and 10.x (API 2026-07): the dri
 one's application flow in its own venv against a fresh emulator and must report every step
 passed, with the API version that SDK sends on the wire.
 
-The venvs are not made by `make test`: a client whose venv is missing under `.compat-venvs/`
-(or PINERY_COMPAT_VENV_DIR) is skipped. With PINERY_COMPAT_VENVS=required the test makes the
-missing venvs itself (pip install from the package index, a few seconds each) and never skips.
+`make test` makes their venvs first (the Makefile's COMPAT_TEST_CLIENTS); run alone, a client
+whose venv is missing is skipped, and in CI it fails (tests.conftest.compat_python).
 """
 
 from __future__ import annotations
@@ -19,25 +18,20 @@ import sys
 import pytest
 
 from compat.clients import BY_NAME
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, compat_python
 
 SUBSET = ("pinecone-7", "pinecone-10")
-VENVS = os.environ.get("PINERY_COMPAT_VENV_DIR", str(REPO_ROOT / ".compat-venvs"))
-REQUIRED = os.environ.get("PINERY_COMPAT_VENVS", "") == "required"
 
 
 @pytest.mark.parametrize("name", SUBSET)
 def test_client_flow_passes_against_the_emulator(name, tmp_path):
     client = BY_NAME[name]
-    has_venv = os.path.exists(os.path.join(VENVS, name, "bin", "python"))
-    if not has_venv and not REQUIRED:
-        pytest.skip(f"no venv for {name} under {VENVS}: `make compat COMPAT_ARGS=--clients={name}` makes it, "
-                    "or set PINERY_COMPAT_VENVS=required")
-    args = [sys.executable, str(REPO_ROOT / "compat" / "run.py"), "--clients", name, "--results", str(tmp_path)]
-    if not REQUIRED:
-        args.append("--no-install")
+    python = compat_python(name)
+    venvs = python.parents[2]
+    args = [sys.executable, str(REPO_ROOT / "compat" / "run.py"), "--clients", name, "--results", str(tmp_path),
+            "--no-install"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=280, cwd=REPO_ROOT,
-                          env={**os.environ, "PINERY_COMPAT_VENV_DIR": VENVS})
+                          env={**os.environ, "PINERY_COMPAT_VENV_DIR": str(venvs)})
     result_file = tmp_path / f"{name}.json"
     assert result_file.exists(), f"no result from the driver:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     result = json.loads(result_file.read_text())

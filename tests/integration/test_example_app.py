@@ -2,41 +2,51 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 
+import pytest
 from pinecone import ServerlessSpec
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, compat_python
 from tests.integration.conftest_pinecone import TEST_API_KEY
 
 APP = REPO_ROOT / "examples" / "app" / "app.py"
 
 
-def run_app(env: dict[str, str], *args: str) -> dict:
-    result = subprocess.run([sys.executable, str(APP), *args], env={**os.environ, **env},
+def run_app(env: dict[str, str], *args: str, python: str = sys.executable) -> dict:
+    result = subprocess.run([python, str(APP), *args], env={**os.environ, **env},
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
-def test_app_upserts_and_searches_with_a_filter_and_a_namespace(pinecone_client, pinecone_emulator):
+@pytest.fixture(params=["pinecone-9", "pinecone-10"])
+def app_python(request) -> str:
+    """The app under pinery's own SDK (9.x, API 2025-10) and under the newest, 10.x (API 2026-07)."""
+    return sys.executable if request.param == "pinecone-9" else str(compat_python(request.param))
+
+
+def test_app_upserts_and_searches_with_a_filter_and_a_namespace(pinecone_client, pinecone_emulator, app_python):
+    run = functools.partial(run_app, python=app_python)
     host = pinecone_client.create_index(name="articles", dimension=64, timeout=5,
                                         spec=ServerlessSpec(cloud="aws", region="us-east-1")).host
     tenant_a = {"PINECONE_API_KEY": TEST_API_KEY, "PINECONE_INDEX_HOST": host, "APP_NAMESPACE": "tenant-a"}
-    assert run_app(tenant_a, "load") == {"upserted": 5, "namespace": "tenant-a"}
+    assert run(tenant_a, "load") == {"upserted": 5, "namespace": "tenant-a"}
 
-    found = run_app(tenant_a, "search", "vector search", "--category", "search", "--since", "2024")
+    found = run(tenant_a, "search", "vector search", "--category", "search", "--since", "2024")
     assert {m["id"] for m in found["matches"]} == {"doc-1", "doc-5"}
     assert all(m["category"] == "search" and m["year"] >= 2024 for m in found["matches"])
-    training = run_app(tenant_a, "search", "training state", "--category", "training")
+    assert all(isinstance(m["year"], float) for m in found["matches"])  # Pinecone returns numbers as floats
+    training = run(tenant_a, "search", "training state", "--category", "training")
     assert training["matches"][0]["id"] == "doc-4"
 
     # The index can also be found by name through the control plane; another namespace is empty.
     by_name = {"PINECONE_API_KEY": TEST_API_KEY, "PINECONE_CONTROLLER_HOST": pinecone_emulator.url,
                "PINECONE_INDEX_NAME": "articles", "APP_NAMESPACE": "tenant-b"}
-    assert run_app(by_name, "search", "vector search")["matches"] == []
+    assert run(by_name, "search", "vector search")["matches"] == []
     stats = pinecone_client.Index(host=host).describe_index_stats()
     assert stats.namespaces["tenant-a"].vector_count == 5 and "tenant-b" not in stats.namespaces

@@ -452,12 +452,6 @@ async def delete_namespace(request: web.Request) -> web.Response:
     return _json({})
 
 
-async def not_emulated(request: web.Request) -> web.Response:
-    _target(request)
-    raise ApiError(501, "Integrated inference and bulk imports are not emulated by the local Pinecone emulator.",
-                   "UNIMPLEMENTED")
-
-
 ROUTES = [
     ("POST", "/vectors/upsert", upsert, "upsertVectors"),
     ("POST", "/query", query, "queryVectors"),
