@@ -10,6 +10,9 @@ to install instead of downloading it.
 `api_version` is the `X-Pinecone-Api-Version` the client's SDK sends by its own source
 (docs/pinecone-api-versions.md); the driver also records what it actually sent.
 `flow` is the script under compat/flows/ that runs the application flow with that client.
+`kind` says what a passing flow shows: "flow" (the application flow works) or "grpc-refusal"
+(the SDK's gRPC index client is refused with the advice local mode documents, and REST works
+beside it; compat/flows/pinecone_grpc.py).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class Client:
     sdk: str                       # the pinecone SDK release it uses, for the table
     api_version: str               # the API version that SDK sends
     hybrid: bool = True            # whether the flow runs a sparse+dense query
+    kind: str = "flow"             # "flow" or "grpc-refusal": how the table words a pass
 
 
 CLIENTS: tuple[Client, ...] = (
@@ -42,6 +46,15 @@ CLIENTS: tuple[Client, ...] = (
     Client("llama-index-pinecone", ("llama-index-vector-stores-pinecone==0.9.0", "llama-index-core==0.14.25",
                                     "pinecone==9.1.0"),
            "llama_index_pinecone_flow.py", "9.1.0", "2025-10", hybrid=False),
+    # The gRPC index clients, which local mode refuses (docs/local-mode.md, "gRPC"): 7.x's is
+    # grpcio-based and comes with the `grpc` extra; 9.x and 10.x build theirs in (a compiled
+    # extension in the wheel), so their venvs hold the same packages as pinecone-9/pinecone-10.
+    Client("pinecone-7-grpc", ("pinecone[grpc]==7.3.0",), "pinecone_grpc.py", "7.3.0", "2025-04",
+           hybrid=False, kind="grpc-refusal"),
+    Client("pinecone-9-grpc", ("pinecone==9.1.0",), "pinecone_grpc.py", "9.1.0", "2025-10",
+           hybrid=False, kind="grpc-refusal"),
+    Client("pinecone-10-grpc", ("pinecone==10.2.0",), "pinecone_grpc.py", "10.2.0", "2026-07",
+           hybrid=False, kind="grpc-refusal"),
 )
 
 BY_NAME = {client.name: client for client in CLIENTS}

@@ -152,6 +152,7 @@ def http_errors(exchanges: list[dict[str, Any]], limit: int = 20) -> list[dict[s
 
 
 def run_flow(client: Client, emulator, timeout: float) -> dict[str, Any]:
+    from pinery.local.pinecone.grpc_refusal import ADVICE  # what a gRPC client is told (pinecone_grpc.py)
     result_path = Path(tempfile.mkstemp(prefix=f"compat-{client.name}-", suffix=".json")[1])
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -163,6 +164,7 @@ def run_flow(client: Client, emulator, timeout: float) -> dict[str, Any]:
         "PINERY_COMPAT_INDEX": f"compat-{client.name}",
         "PINERY_COMPAT_HYBRID": "1" if client.hybrid else "0",
         "PINERY_COMPAT_RESULT": str(result_path),
+        "PINERY_COMPAT_GRPC_ADVICE": ADVICE,
     }
     first = exchange_count(emulator)
     started = time.monotonic()
@@ -185,6 +187,7 @@ def run_flow(client: Client, emulator, timeout: float) -> dict[str, Any]:
     steps = result.get("steps", [])
     result.update({
         "client": client.name,
+        "kind": client.kind,
         "flow": client.flow,
         "requirements": list(client.requirements),
         "expected_api_version": client.api_version,
@@ -213,6 +216,8 @@ def summary(result: dict[str, Any]) -> str:
     steps = result.get("steps", [])
     passed = sum(s["status"] == "passed" for s in steps)
     if result.get("passed"):
+        if result.get("kind") == "grpc-refusal":
+            return f"gRPC refused with the documented message ({passed}/{len(steps)} steps)"
         return f"passed ({passed}/{len(steps)} steps)"
     failed = [s["name"] for s in steps if s["status"] == "failed"]
     skipped = [s["name"] for s in steps if s["status"] == "skipped"]

@@ -3,7 +3,8 @@
 The driver (compat/run.py) passes the emulator through the environment:
 PINERY_COMPAT_HOST (its control-plane URL), PINECONE_API_KEY, PINERY_COMPAT_INDEX (the index
 name to use), PINERY_COMPAT_HYBRID ("1" where the flow runs a sparse+dense query) and
-PINERY_COMPAT_RESULT (the file the JSON result is written to).
+PINERY_COMPAT_RESULT (the file the JSON result is written to); PINERY_COMPAT_GRPC_ADVICE is the
+message the emulator gives gRPC clients (pinecone_grpc.py checks it).
 
 A flow is a sequence of steps. A failed step records its error and the flow goes on, so one
 run shows every step that fails; a step marked `critical` (the index, the first upsert) skips

@@ -2,8 +2,9 @@
 
 Raw sockets check both detections (the HTTP/2 client preface answered with gRPC status
 UNIMPLEMENTED, a TLS ClientHello logged and closed) and that HTTP/1.1 still gets through; then
-the real gRPC clients: SDK 9.1's built-in one, and 7.x's grpcio one from a scratch virtualenv
-(`.compat-venvs/pinecone-7-grpc`, `pip install 'pinecone[grpc]==7.3.0'`), skipped without it.
+the real gRPC clients: SDK 9.1's built-in one, and 7.x's grpcio one in the client venv
+`pinecone-7-grpc` that compat/run.py makes (compat/clients.py; `make test` makes it first), found
+and skipped without it by tests.conftest.compat_python.
 """
 
 from __future__ import annotations
@@ -15,18 +16,17 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
 import pytest
 from pinecone import ServerlessSpec
 
 from pinery.local.pinecone import grpc_refusal
+from tests.conftest import compat_python
 from tests.integration.conftest_pinecone import TEST_API_KEY
 
 ADVICE = "local mode serves the Pinecone data plane over REST only; create the index client without grpc"
-REPO = Path(__file__).resolve().parents[2]
-PINECONE_7_GRPC = REPO / ".compat-venvs" / "pinecone-7-grpc" / "bin" / "python"
+PINECONE_7_GRPC = "pinecone-7-grpc"  # the client venv compat/run.py makes (compat/clients.py)
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 
@@ -207,10 +207,11 @@ SDK_7_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not PINECONE_7_GRPC.exists(), reason=f"{PINECONE_7_GRPC} is absent (pinecone[grpc]==7.3.0)")
 def test_sdk_7_grpc_client(pinecone_emulator, index_host):
+    python = compat_python(PINECONE_7_GRPC)
+
     def run(target, mode):
-        done = subprocess.run([str(PINECONE_7_GRPC), "-c", SDK_7_SCRIPT, pinecone_emulator.url, target, mode,
+        done = subprocess.run([str(python), "-c", SDK_7_SCRIPT, pinecone_emulator.url, target, mode,
                                TEST_API_KEY], capture_output=True, text=True, timeout=60, check=True)
         return done.stdout.strip()
 
