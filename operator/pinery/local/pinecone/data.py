@@ -9,13 +9,11 @@ import numpy as np
 import orjson
 from aiohttp import web
 
-from pinery.local.pinecone import filters, transitions, v2026_07, v2026_07_documents, versions
+from pinery.local.pinecone import filters, transitions, v2026_07, versions
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, not_found
 from pinery.local.pinecone.state import IndexRecord
 from pinery.local.pinecone.vectors import IndexData, Namespace, Record, Sparse
 from pinery.local.pinecone.keys import EMULATOR
-from pinery.local.pinecone import imports
-from pinery.local.pinecone import records as records_api  # integrated records: upsert text, search (records.py)
 
 if TYPE_CHECKING:
     from pinery.local.pinecone.server import PineconeEmulator
@@ -465,9 +463,5 @@ ROUTES = [
     ("POST", "/namespaces", create_namespace, "createNamespace"),
     ("GET", "/namespaces/{namespace}", describe_namespace, "describeNamespace"),
     ("DELETE", "/namespaces/{namespace}", delete_namespace, "deleteNamespace"),
-    ("POST", "/records/namespaces/{namespace}/upsert", records_api.upsert_records, "upsertRecordsNamespace"),
-    ("POST", "/records/namespaces/{namespace}/search", records_api.search_records, "searchRecordsNamespace"),
-    *imports.ROUTES,  # bulk imports from local files (imports.py)
-    *v2026_07_documents.ROUTES,  # the 2026-07 documents API (v2026_07_documents.py)
 ]
 PREFIX = "/index/{project}/{index_name}"

@@ -265,3 +265,9 @@ async def search_records(request: web.Request) -> web.Response:
 def _answer(hits: list[dict[str, Any]], ns: Namespace, usage: dict[str, Any]) -> web.Response:
     usage = {"read_units": max(1, len(ns) // 10000 + 5), **usage}
     return vectors_api._json({"result": {"hits": hits}, "usage": usage})
+
+
+ROUTES = [
+    ("POST", "/records/namespaces/{namespace}/upsert", upsert_records, "upsertRecordsNamespace"),
+    ("POST", "/records/namespaces/{namespace}/search", search_records, "searchRecordsNamespace"),
+]

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import admin, control, data, inference, shapes, versions
+from pinery.local.pinecone import admin, control, data, imports, inference, records, shapes, v2026_07_documents, versions
 from pinery.local.pinecone.grpc_refusal import SniffingTCPSite
 from pinery.local.pinecone.imports import Importer
 from pinery.local.pinecone.keys import EMULATOR
@@ -32,7 +32,10 @@ log = logging.getLogger(__name__)
 
 API_VERSION = versions.NATIVE  # the version whose shapes the handlers build
 DEFAULT_PROJECT = "default"
-DATA_OPERATIONS = frozenset(name for *_, name in data.ROUTES)
+# Each index's data plane: vectors and namespaces (data.py), integrated records (records.py),
+# bulk imports (imports.py), the 2026-07 documents API (v2026_07_documents.py).
+DATA_ROUTES = (*data.ROUTES, *records.ROUTES, *imports.ROUTES, *v2026_07_documents.ROUTES)
+DATA_OPERATIONS = frozenset(name for *_, name in DATA_ROUTES)
 
 
 @dataclass
@@ -157,7 +160,7 @@ class PineconeEmulator:
         app[EMULATOR] = self
         for method, path, handler, name in control.ROUTES:
             app.router.add_route(method, path, handler, name=name)
-        for method, path, handler, name in data.ROUTES:
+        for method, path, handler, name in DATA_ROUTES:
             app.router.add_route(method, data.PREFIX + path, handler, name=name)
         inference.add_routes(app)  # /embed, /rerank, /models on the control-plane host (inference.py)
         admin.add_routes(app)
