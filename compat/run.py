@@ -202,7 +202,7 @@ def run_flow(client: Client, emulator, timeout: float) -> dict[str, Any]:
         result["error"] = f"the flow ran past {timeout:g} s"
     elif returncode != 0 and not steps:
         result["error"] = f"the flow exited {returncode} before reporting a step"
-    failed = [s for s in steps if s["status"] != "passed"]
+    failed = [s for s in steps if s["status"] not in ("passed", "not applicable")]  # compat/flows/_flow.py
     result["passed"] = bool(steps) and not failed and returncode == 0
     if returncode != 0 or failed:
         result["stderr_tail"] = (stderr or "")[-4000:]
@@ -218,7 +218,8 @@ def summary(result: dict[str, Any]) -> str:
     if result.get("passed"):
         if result.get("kind") == "grpc-refusal":
             return f"gRPC refused with the documented message ({passed}/{len(steps)} steps)"
-        return f"passed ({passed}/{len(steps)} steps)"
+        skipped = sum(s["status"] == "not applicable" for s in steps)
+        return f"passed ({passed}/{len(steps)} steps" + (f", {skipped} not applicable)" if skipped else ")")
     failed = [s["name"] for s in steps if s["status"] == "failed"]
     skipped = [s["name"] for s in steps if s["status"] == "skipped"]
     text = f"**failed** ({passed}/{len(steps)} steps passed"
