@@ -77,10 +77,61 @@ def body(flow: Flow) -> None:
 
     data_steps(flow, state)
 
+    @flow.step("integrated_inference")
+    def _():
+        if not hasattr(pc, "create_index_for_model"):
+            # create_index_for_model, upsert_records and search came with 6.0 (API 2025-01).
+            raise NotApplicable("this SDK has no create_index_for_model, upsert_records or search (from 6.x)")
+        records_flow(create=pc.create_index_for_model, describe=pc.describe_index,
+                     open_index=lambda d: pc.Index(host=d.host), delete=lambda n: pc.delete_index(n, timeout=-1),
+                     exists=lambda n: n in names(pc))
+
     @flow.step("delete_index", cleanup=True)
     def _():
         pc.delete_index(INDEX, timeout=-1)
         wait_for("the index to go", lambda: INDEX not in names(pc))
+
+
+# Records for the integrated-inference step: the related text shares words with the query, so it
+# ranks first under either of the emulator's embedders (a local model or its hashing fallback).
+RECORDS = [
+    {"_id": "cat", "chunk_text": "the cat sat on the mat", "genre": "pets"},
+    {"_id": "stocks", "chunk_text": "stock markets fell sharply today", "genre": "finance"},
+    {"_id": "bread", "chunk_text": "how to bake sourdough bread at home", "genre": "food"},
+]
+
+
+def hit_id(hit) -> str:
+    """9.x and later name it `id`; the generated models of 6.x-8.x keep `_id`."""
+    return getattr(hit, "id", None) or getattr(hit, "_id")
+
+
+def records_flow(create, describe, open_index, delete, exists) -> None:
+    """create_index_for_model, upsert_records and a search by text (with a filter, then with
+    rerank) on a fresh integrated index, deleted afterwards; the same record calls in 6.x to 10.x
+    (10.x passes its own names for the control plane, pinecone_sdk10.py)."""
+    name = f"{INDEX}-records"
+    create(name=name, cloud="aws", region="us-east-1", timeout=-1,
+           embed={"model": "multilingual-e5-large", "field_map": {"text": "chunk_text"}})
+    try:
+        described = wait_for("the integrated index to be ready", lambda: (d := describe(name)) and ready(d) and d)
+        index = open_index(described)
+        index.upsert_records(namespace=NAMESPACE, records=RECORDS)
+        found = index.search(namespace=NAMESPACE, query={"top_k": 3, "inputs": {"text": "where did the cat sit"}})
+        hits = found.result.hits
+        check([hit_id(h) for h in hits][:1] == ["cat"], f"text search hits {[hit_id(h) for h in hits]}")
+        check(hits[0].fields["chunk_text"] == "the cat sat on the mat", f"fields {hits[0].fields}")
+        filtered = index.search(namespace=NAMESPACE, query={"top_k": 3, "inputs": {"text": "the cat"},
+                                                            "filter": {"genre": {"$in": ["finance", "food"]}}})
+        check(sorted(hit_id(h) for h in filtered.result.hits) == ["bread", "stocks"],
+              f"filtered hits {[hit_id(h) for h in filtered.result.hits]}")
+        reranked = index.search(namespace=NAMESPACE, query={"top_k": 3, "inputs": {"text": "stock markets today"}},
+                                rerank={"model": "bge-reranker-v2-m3", "rank_fields": ["chunk_text"], "top_n": 1})
+        check([hit_id(h) for h in reranked.result.hits] == ["stocks"],
+              f"reranked hits {[hit_id(h) for h in reranked.result.hits]}")
+    finally:
+        delete(name)
+        wait_for("the integrated index to go", lambda: not exists(name))
 
 
 def data_steps(flow: Flow, state: dict) -> None:

@@ -26,3 +26,18 @@ def test_sdk10_ordinary_flow(make_pinecone_emulator):
     sys.stdout.write(result.stdout)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     assert result.stdout.rstrip().endswith("done")
+
+
+INFERENCE_FLOW = Path(__file__).with_name("sdk10_inference_flow.py")
+
+
+def test_sdk10_integrated_inference_flow(make_pinecone_emulator):
+    """pc.inference, create_for_model + upsert_records + search, and document indexes with
+    embed / sparse_embed / full_text_search, through the 10.x SDK (sdk10_inference_flow.py)."""
+    python = compat_python("pinecone-10")
+    emulator = make_pinecone_emulator(ready_delay=0.0)
+    result = subprocess.run([str(python), str(INFERENCE_FLOW), emulator.url, TEST_API_KEY], capture_output=True,
+                            text=True, timeout=300, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    sys.stdout.write(result.stdout)
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    assert result.stdout.rstrip().endswith("done")

@@ -13,6 +13,11 @@ public pinecone-api repository; the db_control/db_data specs of the same release
 in a rerank answer). The model catalog follows Pinecone's model pages and list-models example
 (docs.pinecone.io reference/api/2025-04/inference/list_models; guides/search/rerank-results) and
 the SDKs' model enums (8.1.2 inference_request_builder.py; 9.1 and 10.2 models/enums.py).
+API 2026-07 (SDK 10.x) has the same shapes (v10-2026-07-assistant-inference-release-notes.md,
+"Inference: no API changes"; the 10.2.0 wheel's pinecone/models/inference/*.py decode the same
+fields as 9.1's); only an unknown model's status differs (UNKNOWN_MODEL_NOT_FOUND_FROM). The
+catalogue below is also what 2026-07 document fields with `embed` / `sparse_embed` are checked
+against (embedding_model, check_dimension, check_metric, field_parameters; v2026_07.py).
 
 Vectors come from `embedder` (a real local model when the `embed` extra is installed, else a
 deterministic hashing fallback): the dimensions, limits, parameters and errors are Pinecone's,
@@ -143,20 +148,73 @@ MODELS: dict[str, Model] = {m.name: m for m in (
 )}
 
 
+# From API 2026-07 an unknown model in /embed and /rerank is a 404 NOT_FOUND, "Model '<name>' not
+# found" (v10-2026-07-inference-model-enums.md quotes the message; v10-2026-07-assistant-inference-
+# release-notes.md: NotFoundError "is what an unknown model name has always raised"; the 10.2.0
+# wheel's pinecone/client/inference.py Inference.embed/rerank document NotFoundError). Earlier
+# versions keep the emulator's 400 (docs/local-mode.md, "Integrated inference").
+UNKNOWN_MODEL_NOT_FOUND_FROM = "2026-07"
+
+
 # -- validation --------------------------------------------------------------------------------
-def lookup(name: Any, kind: str) -> Model:
-    """The model a request names, of the kind the operation needs (400 otherwise)."""
+def lookup(name: Any, kind: str, version: str | None = None) -> Model:
+    """The model a request names, of the kind the operation needs (400 otherwise; an unknown
+    model is a 404 from API 2026-07)."""
     if not isinstance(name, str) or not name:
         raise unprocessable("missing field `model`")
     model = MODELS.get(name)
     if model is None:
         served = ", ".join(m.name for m in MODELS.values() if m.type == kind)
-        raise bad_request(f"Model '{name}' not found. Supported {kind} models: {served}.")
+        message = f"Model '{name}' not found. Supported {kind} models: {served}."
+        if version is not None and versions.at_least(version, UNKNOWN_MODEL_NOT_FOUND_FROM):
+            raise not_found(message)
+        raise bad_request(message)
     if model.type != kind:
         article = {"embed": "an", "rerank": "a"}
         raise bad_request(f"Model '{name}' is {article[model.type]} {model.type} model, not {article[kind]} "
                           f"{kind} model.")
     return model
+
+
+def embedding_model(name: Any, vector_type: str, where: str) -> Model:
+    """The embed model a 2026-07 string field's `embed` (dense) or `sparse_embed` (sparse) names."""
+    if not isinstance(name, str) or not name:
+        raise unprocessable(f"invalid type for `{where}.model`: expected a string")
+    model = MODELS.get(name)
+    served = ", ".join(m.name for m in MODELS.values() if m.type == "embed" and m.vector_type == vector_type)
+    if model is None or model.type != "embed" or model.vector_type != vector_type:
+        what = "not found" if model is None else f"is not a {vector_type} embedding model"
+        raise bad_request(f"{where}: model '{name}' {what}. Supported {vector_type} embedding models: {served}.")
+    return model
+
+
+def check_dimension(model: Model, dimension: Any, where: str) -> int:
+    if not isinstance(dimension, int) or isinstance(dimension, bool):
+        raise unprocessable(f"invalid type for `{where}.dimension`: expected an integer")
+    if model.supported_dimensions and dimension not in model.supported_dimensions:
+        raise bad_request(f"{where}: dimension {dimension} is not supported by model '{model.name}' "
+                          f"(supported: {', '.join(map(str, model.supported_dimensions))}).")
+    return dimension
+
+
+def check_metric(model: Model, metric: str, where: str) -> str:
+    if metric not in model.supported_metrics:
+        raise bad_request(f"{where}: metric '{metric}' is not supported by model '{model.name}' "
+                          f"(supported: {', '.join(model.supported_metrics)}).")
+    return metric
+
+
+def field_parameters(model: Model, given: dict[str, Any], input_type: str, dimension: int | None) -> dict[str, Any]:
+    """Write or read parameters of an embedding field, merged with the model's defaults and checked
+    as /embed checks them; `input_type` defaults to passage (writes) or query (reads), and a model
+    with a `dimension` parameter gets the field's dimension."""
+    params = check_parameters(model, {"input_type": input_type, **given})
+    if "dimension" in params:
+        if given.get("dimension") not in (None, dimension):
+            raise bad_request(f"Parameter 'dimension' ({given['dimension']}) differs from the field's dimension "
+                              f"({dimension}) for model '{model.name}'.")
+        params["dimension"] = dimension
+    return {key: value for key, value in params.items() if value is not None}
 
 
 def _typed(value: Any, value_type: str) -> bool:
@@ -316,7 +374,7 @@ def _check_batch(model: Model, count: int, what: str) -> None:
 
 async def embed(request: web.Request) -> web.Response:
     body = await _body(request, "EmbedRequest")
-    model = lookup(body.get("model"), "embed")
+    model = lookup(body.get("model"), "embed", versions.of(request))
     inputs = body.get("inputs")
     if not isinstance(inputs, list):
         raise unprocessable("missing field `inputs`" if inputs is None else "invalid type for `inputs`: expected an array")
@@ -346,7 +404,7 @@ async def embed(request: web.Request) -> web.Response:
 
 async def rerank(request: web.Request) -> web.Response:
     body = await _body(request, "RerankRequest")
-    model = lookup(body.get("model"), "rerank")
+    model = lookup(body.get("model"), "rerank", versions.of(request))
     query = body.get("query")
     if not isinstance(query, str):
         raise unprocessable("missing field `query`" if query is None else "invalid type for `query`: expected a string")

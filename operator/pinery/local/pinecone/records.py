@@ -256,7 +256,8 @@ async def search_records(request: web.Request) -> web.Response:
         hits = [{**hits[i], "_score": scores[i]} for i in order]
     elif rerank is not None:
         usage["rerank_units"] = 0
-    if fields is not None:
+    # "*" names every field: SDK 7.x and 8.x send fields=["*"] by default (Index.search).
+    if fields is not None and "*" not in fields:
         for hit in hits:
             hit["fields"] = {k: hit["fields"][k] for k in fields if k in hit["fields"]}
     return _answer(hits, ns, usage)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pinery.local.pinecone import render, transitions, validation
-from pinery.local.pinecone.errors import ApiError, bad_request, not_found, unprocessable
+from pinery.local.pinecone import inference, render, transitions, validation
+from pinery.local.pinecone.errors import bad_request, not_found, unprocessable
 
 VERSION = "2026-07"
 
@@ -136,13 +136,144 @@ def _check_field(name: str, raw: Any) -> dict[str, Any]:
     if "filterable" in field and not isinstance(field["filterable"], bool):
         raise unprocessable(f"invalid type for `{where}.filterable`: expected a boolean")
     if kind == "string":
-        for key in ("full_text_search", "embed", "sparse_embed"):
-            if key in field and not isinstance(field[key], dict):
-                raise unprocessable(f"invalid type for `{where}.{key}`: expected an object")
-        if field.get("embed") is not None or field.get("sparse_embed") is not None:
-            raise ApiError(501, f"Schema field '{name}': integrated embedding on string fields is not emulated "
-                                "by the local Pinecone emulator.", "UNIMPLEMENTED")
+        field = _string_field(name, field)
     return field
+
+
+# -- string fields: full-text search and integrated embedding ----------------------------------
+# pinecone/models/indexes/schema.py FieldEmbedConfig / FieldSparseEmbedConfig: every key is
+# optional; the server defaults are llama-text-embed-v2 and pinecone-sparse-english-v0.
+DEFAULT_EMBED_MODEL = "llama-text-embed-v2"
+DEFAULT_SPARSE_EMBED_MODEL = "pinecone-sparse-english-v0"
+SEARCH_KEYS = ("full_text_search", "embed", "sparse_embed")
+# schema.py FullTextSearchConfig: language defaults to English, stemming and stop_words to off.
+DEFAULT_LANGUAGE = "en"
+
+
+def _string_field(name: str, field: dict[str, Any]) -> dict[str, Any]:
+    """A `string` field, checked and resolved as describe reports it (schema.py StringField):
+    `full_text_search` with its resolved language/stemming/stop_words whenever the text is stored,
+    `embed`/`sparse_embed` with every omitted key filled in from the model, and `store_text`."""
+    where = f"schema.fields.{name}"
+    for key in SEARCH_KEYS:
+        if field.get(key) is not None and not isinstance(field[key], dict):
+            raise unprocessable(f"invalid type for `{where}.{key}`: expected an object")
+    store_text = field.get("store_text")
+    if store_text is not None and not isinstance(store_text, bool):
+        raise unprocessable(f"invalid type for `{where}.store_text`: expected a boolean")
+    searched = [key for key in SEARCH_KEYS if field.get(key) is not None]
+    if not searched:
+        # schema.py StringField: "A string field you declare on create must carry at least one
+        # search configuration"; text only filtered on is upserted, not declared.
+        raise bad_request(f"Schema field '{name}': a string field needs full_text_search, embed or sparse_embed. "
+                          "Text you only filter on is not declared; it is indexed automatically at upsert.")
+    if "filterable" in field:
+        # schema.py _encode_schema_for_request: the server rejects `filterable` on a search field,
+        # even false ("A field is filtered or searched, not both").
+        raise bad_request(f"Schema field '{name}': filterable cannot be set on a field with "
+                          f"{', '.join(searched)}; a field is filtered or searched, not both.")
+    if store_text is False:
+        # schema.py StringField ("Stored text"): false only with embed or sparse_embed, and never
+        # together with full_text_search.
+        if field.get("embed") is None and field.get("sparse_embed") is None:
+            raise bad_request(f"Schema field '{name}': store_text false needs embed or sparse_embed.")
+        if field.get("full_text_search") is not None:
+            raise bad_request(f"Schema field '{name}': store_text false cannot be combined with "
+                              "full_text_search, which searches the stored text.")
+    out: dict[str, Any] = {"type": "string"}
+    if field.get("description") is not None:
+        out["description"] = field["description"]
+    if store_text is not False:
+        # "stored text is always indexed for full-text search: declare only embed and describe
+        # reports full_text_search with default settings as well" (schema.py StringField).
+        out["full_text_search"] = _full_text(name, field.get("full_text_search") or {})
+    if field.get("embed") is not None:
+        out["embed"] = _embed_config(name, field["embed"], "dense")
+    if field.get("sparse_embed") is not None:
+        out["sparse_embed"] = _embed_config(name, field["sparse_embed"], "sparse")
+    out["store_text"] = store_text is not False
+    return out
+
+
+def _full_text(name: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """schema.py FullTextSearchConfig / NgramConfig; responses report language, stemming and
+    stop_words resolved. The emulator's analyser ignores all of them (docs/local-mode.md)."""
+    where = f"schema.fields.{name}.full_text_search"
+    closed(raw, ("language", "stemming", "stop_words", "ngram"), where)
+    language = raw.get("language") or DEFAULT_LANGUAGE
+    if not isinstance(language, str):
+        raise unprocessable(f"invalid type for `{where}.language`: expected a string")
+    out: dict[str, Any] = {"language": language.lower()}
+    for key in ("stemming", "stop_words"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise unprocessable(f"invalid type for `{where}.{key}`: expected a boolean")
+        out[key] = bool(value)
+    if out["stop_words"] and not out["stemming"]:
+        raise bad_request(f"{where}: stop_words requires stemming.")  # FullTextSearchConfig.stop_words
+    ngram = raw.get("ngram")
+    if ngram is not None:
+        if not isinstance(ngram, dict):
+            raise unprocessable(f"invalid type for `{where}.ngram`: expected an object")
+        closed(ngram, ("min_gram", "max_gram", "prefix_only"), f"{where}.ngram")
+        low, high = ngram.get("min_gram"), ngram.get("max_gram")
+        for key, value in (("min_gram", low), ("max_gram", high)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise unprocessable(f"missing field `{key}` in `{where}.ngram`")
+        if not 1 <= low <= high:
+            raise bad_request(f"{where}.ngram: min_gram must be at least 1 and no more than max_gram.")
+        if out["stemming"] or out["stop_words"]:
+            # FullTextSearchConfig.ngram: "Mutually exclusive with stemming and stop_words".
+            raise bad_request(f"{where}: ngram cannot be combined with stemming or stop_words.")
+        out["ngram"] = {"min_gram": low, "max_gram": high, "prefix_only": bool(ngram.get("prefix_only", False))}
+    return out
+
+
+def _embed_config(name: str, raw: dict[str, Any], vector_type: str) -> dict[str, Any]:
+    """An `embed` (dense) or `sparse_embed` config resolved from inference.py's catalogue: the
+    model (default above), for dense its dimension (one the model supports; default the model's)
+    and metric (one it supports, lower-cased; default its first, cosine for both dense models),
+    and write/read parameters merged with the model's defaults (schema.py FieldEmbedConfig:
+    "Describe reports the resolved configuration, with every omitted key filled in")."""
+    key = "embed" if vector_type == "dense" else "sparse_embed"
+    where = f"schema.fields.{name}.{key}"
+    dense = vector_type == "dense"
+    closed(raw, ("model", "dimension", "metric", "write_parameters", "read_parameters") if dense
+           else ("model", "write_parameters", "read_parameters"), where)
+    model = inference.embedding_model(raw.get("model") or (DEFAULT_EMBED_MODEL if dense else DEFAULT_SPARSE_EMBED_MODEL),
+                                      vector_type, where)
+    given = {which: raw.get(which) or {} for which in ("write_parameters", "read_parameters")}
+    for which, params in given.items():
+        if not isinstance(params, dict):
+            raise unprocessable(f"invalid type for `{where}.{which}`: expected an object")
+    out: dict[str, Any] = {"model": model.name}
+    dimension = None
+    if dense:
+        dimension = raw.get("dimension") or given["write_parameters"].get("dimension") \
+            or given["read_parameters"].get("dimension") or model.default_dimension
+        metric = raw.get("metric") or model.supported_metrics[0]
+        if not isinstance(metric, str):
+            raise unprocessable(f"invalid type for `{where}.metric`: expected a string")
+        out["dimension"] = inference.check_dimension(model, dimension, where)
+        out["metric"] = inference.check_metric(model, metric.lower(), where)
+    out["write_parameters"] = inference.field_parameters(model, given["write_parameters"], "passage", dimension)
+    out["read_parameters"] = inference.field_parameters(model, given["read_parameters"], "query", dimension)
+    return out
+
+
+def embed_fields(schema: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The names of the string fields with `embed` and with `sparse_embed` (None when none)."""
+    fields = schema["fields"]
+    dense = next((n for n, f in fields.items() if f.get("type") == "string" and f.get("embed")), None)
+    sparse = next((n for n, f in fields.items() if f.get("type") == "string" and f.get("sparse_embed")), None)
+    return dense, sparse
+
+
+def text_searchable(field: dict[str, Any]) -> bool:
+    """A string field whose text is stored and full-text searchable: one with full_text_search,
+    or with embed/sparse_embed and the default store_text (documents/requests.py SearchDocumentsRequest.filter)."""
+    return field.get("type") == "string" and field.get("store_text") is not False and \
+        any(field.get(key) is not None for key in SEARCH_KEYS)
 
 
 def check_schema(raw: Any) -> dict[str, Any]:
@@ -157,6 +288,14 @@ def check_schema(raw: Any) -> dict[str, Any]:
     for kind in ("dense_vector", "sparse_vector"):
         if sum(1 for f in fields.values() if f["type"] == kind) > 1:
             raise bad_request(f"The local Pinecone emulator serves at most one {kind} field per index.")
+    for kind, key in (("dense_vector", "embed"), ("sparse_vector", "sparse_embed")):
+        # schema.py FieldEmbedConfig / FieldSparseEmbedConfig: an embed (sparse_embed) field takes
+        # the index's one dense (sparse) vector slot.
+        users = [n for n, f in fields.items() if f["type"] == kind or (f["type"] == "string" and f.get(key))]
+        if len(users) > 1 and any(fields[n]["type"] == "string" for n in users):
+            raise bad_request(f"Schema fields {', '.join(repr(n) for n in users)}: an index has one {kind.split('_')[0]} "
+                              f"vector slot, and a string field with {key} takes it; declare {key} on one field "
+                              f"and no {kind} field beside it.")
     return {"fields": fields}
 
 
@@ -298,8 +437,12 @@ def check_create(body: Any) -> dict[str, Any]:
     if cmek_id is not None and not isinstance(cmek_id, str):
         raise unprocessable("invalid type for `cmek_id`: expected a string")
     dense, sparse = vector_fields(schema)
+    embedded, _ = embed_fields(schema)
     if dense is not None:
         dimension, metric, vector_type = schema["fields"][dense]["dimension"], schema["fields"][dense]["metric"], "dense"
+    elif embedded is not None:  # the embed field holds the index's dense vectors
+        config = schema["fields"][embedded]["embed"]
+        dimension, metric, vector_type = config["dimension"], config["metric"], "dense"
     else:
         dimension, metric, vector_type = None, "dotproduct", "sparse"
     return {
