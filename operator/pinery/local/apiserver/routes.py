@@ -18,7 +18,7 @@ from aiohttp import web
 
 from pinery.schema.errors import FieldError
 
-from pinery.local.apiserver import discovery, errors, openapi, protobuf, table
+from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, protobuf, table
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
@@ -147,6 +147,11 @@ class Routes:
             self.counter.count(verb(method, True), "discovery")
         if parts == ["version"]:
             return json_response(discovery.version_info())
+        if parts == ["openapi", "v2"]:
+            content_type = openapi_v2.negotiate(request.headers.get("Accept", ""))
+            if content_type is None:
+                return web.Response(status=406)
+            return web.Response(body=openapi_v2.body(content_type, openapi.SERVER_VERSION), content_type=content_type)
         if head == "openapi":
             return self._openapi(parts[1:])
         if method == "GET" and parts == ["api"]:
@@ -165,7 +170,7 @@ class Routes:
         raise errors.path_not_found()
 
     def _paths(self) -> list[str]:
-        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz", "/version"]
+        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]
         for group, versions in self.registry.group_versions().items():
             if group:
                 paths.append(f"/apis/{group}")
@@ -173,7 +178,7 @@ class Routes:
         return sorted(paths)
 
     def _openapi(self, rest: list[str]) -> web.Response:
-        # Only v3: kubectl then leaves field validation to the server and never asks for v2.
+        # v3 documents; /openapi/v2 is answered in dispatch (openapi_v2.py).
         if not rest or rest[0] != "v3":
             raise errors.path_not_found()
         types = self.registry.types
