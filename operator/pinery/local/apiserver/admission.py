@@ -38,6 +38,11 @@ def _quote(value: Any) -> str:
 
 
 def name_problems(rtype: ResourceType, name: str, path: str = "metadata.name") -> list[FieldError]:
+    if rtype.group == "rbac.authorization.k8s.io":
+        # pkg/apis/rbac/validation ValidateRBACName: path.IsValidPathSegmentName (`system:discovery`).
+        bad = {".": "may not be '.'", "..": "may not be '..'"}.get(name) or next(
+            (f"may not contain '{c}'" for c in "/%" if c in name), None)
+        return [FieldError(path, f"Invalid value: {_quote(name)}: {bad}")] if bad else []
     if (rtype.group, rtype.kind) in _LABEL_NAMED:
         if len(name) > 63:
             return [FieldError(path, f"Invalid value: {_quote(name)}: must be no more than 63 characters")]

@@ -24,7 +24,7 @@ from typing import Any
 
 from pinery.schema.errors import FieldError
 
-from pinery.local.apiserver import errors
+from pinery.local.apiserver import errors, rbac_validation
 from pinery.local.apiserver.resources import ResourceType
 
 _POD_TOLERATIONS = [
@@ -89,6 +89,8 @@ def prepare_update(rtype: ResourceType, new: dict[str, Any], old: dict[str, Any]
     """Carry over what the server owns and check immutable fields; returns problems (422)."""
     kind = _core_kind(rtype)
     problems: list[FieldError] = []
+    if rtype.group == rbac_validation.GROUP:
+        problems += rbac_validation.update_problems(rtype.kind, new, old)
     if kind == "Pod":
         _default_pod(new)
         problems += _pod_update_problems(new, old)
@@ -117,6 +119,8 @@ def prepare_update(rtype: ResourceType, new: dict[str, Any], old: dict[str, Any]
 def validate(rtype: ResourceType, obj: dict[str, Any]) -> list[FieldError]:
     kind = _core_kind(rtype)
     out: list[FieldError] = []
+    if rtype.group == rbac_validation.GROUP:
+        out += rbac_validation.validate(rtype.kind, obj)
     if kind == "Pod":
         out += _pod_problems(obj.get("spec") or {})
     elif kind == "Service":

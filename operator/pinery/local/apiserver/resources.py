@@ -86,7 +86,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _core("ConfigMap", "configmaps", short_names=("cm",)),
     _core("Secret", "secrets"),
     _core("Event", "events", short_names=("ev",)),
-    _core("ServiceAccount", "serviceaccounts", short_names=("sa",)),
+    _core("ServiceAccount", "serviceaccounts", short_names=("sa",), subresources=("token",)),
     _core("PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
     _core("Endpoints", "endpoints", short_names=("ep",)),
     _core("Node", "nodes", namespaced=False, short_names=("no",), subresources=("status",)),
@@ -96,6 +96,14 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
         namespaced=False, short_names=("crd", "crds"), categories=("api-extensions",), subresources=("status",),
     ),
+    # RBAC, enforced for ServiceAccount tokens (see `access`); the reviews are create-only.
+    ResourceType("rbac.authorization.k8s.io", "v1", "Role", "roles", namespaced=True),
+    ResourceType("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", namespaced=True),
+    ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
+    ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
+    ResourceType("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", namespaced=False, verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", namespaced=False, verbs=("create",)),
+    ResourceType("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", namespaced=False, verbs=("create",)),
     # Kopf's peering resources, which a cluster gets from Kopf's own CRDs.
     ResourceType("kopf.dev", "v1", "KopfPeering", "kopfpeerings", namespaced=True),
     ResourceType("kopf.dev", "v1", "ClusterKopfPeering", "clusterkopfpeerings", namespaced=False),

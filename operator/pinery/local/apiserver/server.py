@@ -14,7 +14,8 @@ continue where they stopped; watches from before the restart get 410), serves th
 there, and makes sure the namespaces `default`, `kube-system` and `kube-public` exist, each
 with a `default` ServiceAccount. With a token, requests must carry `Authorization: Bearer
 <token>`: a wrong token is 401 everywhere, a missing one everywhere but the health and
-version endpoints.
+version endpoints. That token is the all-powerful admin; ServiceAccount tokens (from
+TokenRequest) are held to RBAC (see `access`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from pinery.local.apiserver import errors
+from pinery.local.apiserver import errors, rbac_defaults
+from pinery.local.apiserver.access import ADMIN, ANONYMOUS_USER, USER_KEY, Access
 from pinery.local.apiserver.controllers import Controllers
 from pinery.local.apiserver.counters import RequestCounter
 from pinery.local.apiserver.operations import CRD_KEY, NAMESPACE_KEY, Api, WriteOptions
@@ -37,6 +39,7 @@ from pinery.local.apiserver.pki import Pki, ensure_pki
 from pinery.local.apiserver.persistence import Persistence, load, snapshot_path
 from pinery.local.apiserver.resources import TypeRegistry, types_from_crd
 from pinery.local.apiserver.routes import Routes, json_response
+from pinery.local.apiserver.serviceaccount_tokens import TokenSigner
 from pinery.local.apiserver.store import Store
 from pinery.local.apiserver.watching import WatchSettings
 
@@ -100,6 +103,7 @@ class LocalApiServer:
         self._persistence: Persistence | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.access: Access | None = None
 
     @property
     def url(self) -> str:
@@ -141,7 +145,12 @@ class LocalApiServer:
         await self._persistence.flush()
 
         routes = Routes(api, self.logs_dir, lambda: f"{self.host}:{self.port}", self.watch_settings, self.requests)
+        self.access = access = Access(store, TokenSigner(self.state_dir / "apiserver" / "pki" / "sa-signing.key"), self.token)
         app = web.Application(middlewares=[self._middleware], client_max_size=_MAX_BODY)
+        app.router.add_post("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", access.token_request)
+        app.router.add_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", access.self_subject_access_review)
+        app.router.add_post("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", access.self_subject_rules_review)
+        app.router.add_post("/apis/authentication.k8s.io/v1/selfsubjectreviews", access.self_subject_review)
         app.router.add_route("*", "/{tail:.*}", routes.dispatch)
         self._runner = web.AppRunner(
             app, handler_cancellation=True, access_log=log if self.access_log else None, shutdown_timeout=1.0
@@ -169,6 +178,13 @@ class LocalApiServer:
         for name in SYSTEM_NAMESPACES:
             if api.store.get(NAMESPACE_KEY, "", name) is None:
                 api.create(namespaces, "", {"metadata": {"name": name}}, WriteOptions())
+        # The default RBAC policy (rbac_defaults), as kube-apiserver's RBAC storage bootstrap.
+        for plural, objects in (("clusterroles", rbac_defaults.cluster_roles()), ("clusterrolebindings", rbac_defaults.cluster_role_bindings())):
+            rtype = api.registry.lookup("rbac.authorization.k8s.io", "v1", plural)
+            assert rtype is not None
+            for obj in objects:
+                if api.store.get(rtype.storage_key, "", obj["metadata"]["name"]) is None:
+                    api.create(rtype, "", obj, WriteOptions())
 
     async def stop(self) -> None:
         if self.store is not None:
@@ -184,7 +200,10 @@ class LocalApiServer:
     @web.middleware
     async def _middleware(self, request: web.Request, handler) -> web.StreamResponse:
         try:
-            self._authenticate(request)
+            user = self._authenticate(request)
+            if self.access is not None and user is not ANONYMOUS_USER:
+                self.access.check(request, user)
+            request[USER_KEY] = user
             return await handler(request)
         except errors.ApiError as exc:
             return json_response(exc.status(), exc.code)
@@ -197,17 +216,19 @@ class LocalApiServer:
             body = errors.status_body(500, "InternalError", f"Internal error occurred: {type(exc).__name__}: {exc}")
             return json_response(body, 500)
 
-    def _authenticate(self, request: web.Request) -> None:
-        if self.token is None:
-            return
+    def _authenticate(self, request: web.Request):
         header = request.headers.get("Authorization", "")
+        user = self.access.authenticate(header) if self.access is not None and header else None
+        if self.token is None:
+            return user or ADMIN  # no token configured: everyone but a ServiceAccount is the admin
         if header:
-            if header != f"Bearer {self.token}":
+            if user is None:
                 raise errors.unauthorized()
-            return
+            return user
         path = request.path.rstrip("/")
         if not any(path == p or path.startswith(p + "/") for p in _PUBLIC_PATHS):
             raise errors.unauthorized()
+        return ANONYMOUS_USER
 
     # Synchronous life cycle (tests, CLI)
 

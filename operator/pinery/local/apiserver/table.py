@@ -532,3 +532,23 @@ _EVENT_COLUMNS = [
 ]
 _BUILTIN[("", "Event")] = (_EVENT_COLUMNS, _event_cells)
 _BUILTIN[("events.k8s.io", "Event")] = (_EVENT_COLUMNS, _event_cells)
+
+
+def _binding_cells(binding: dict[str, Any], now: datetime) -> Row:
+    """kubernetes pkg/printers/internalversion printRoleBinding: Role/<name>, SubjectsStrings."""
+    ref = binding.get("roleRef") or {}
+    subjects = binding.get("subjects") or []
+    users = [s.get("name", "") for s in subjects if s.get("kind") == "User"]
+    groups = [s.get("name", "") for s in subjects if s.get("kind") == "Group"]
+    accounts = [f'{s.get("namespace", "")}/{s.get("name", "")}' for s in subjects if s.get("kind") == "ServiceAccount"]
+    return [_meta(binding, "name"), f'{ref.get("kind", "")}/{ref.get("name", "")}', _age(binding, now),
+            ", ".join(users), ", ".join(groups), ", ".join(accounts)]
+
+
+_BINDING_COLUMNS = [
+    _name_col(), _col("Role", description="The role the binding grants."), _col("Age", description=_AGE_DOC),
+    _col("Users", description="Users bound.", priority=1), _col("Groups", description="Groups bound.", priority=1),
+    _col("ServiceAccounts", description="ServiceAccounts bound.", priority=1),
+]
+_BUILTIN[("rbac.authorization.k8s.io", "RoleBinding")] = (_BINDING_COLUMNS, _binding_cells)
+_BUILTIN[("rbac.authorization.k8s.io", "ClusterRoleBinding")] = (_BINDING_COLUMNS, _binding_cells)
