@@ -149,7 +149,8 @@ def test_apply_removes_what_the_manager_no_longer_applies():
     assert second["data"] == {"other": "kept", "x": "1"}
     assert "labels" not in second["metadata"] or not second["metadata"]["labels"]
     managers = [(e["manager"], e["operation"]) for e in second["metadata"]["managedFields"]]
-    assert managers == [("me", "Apply")]
+    # "other" was there before any apply: skipNonApplied gives it to before-first-apply.
+    assert managers == [("me", "Apply"), ("before-first-apply", "Update")]
 
 
 def test_apply_keeps_fields_another_manager_applies():

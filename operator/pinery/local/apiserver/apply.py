@@ -1,127 +1,124 @@
-"""Server-side apply (`application/apply-patch+yaml`), approximated.
+"""Server-side apply and managedFields tracking, between the operations and fieldmanager.py.
 
-The applied configuration is merged into the live object with strategic-merge semantics (lists
-with merge keys merge by key, other lists are replaced). Each field manager's applied fields are
-recorded in `metadata.managedFields` (operation Apply, FieldsV1), so a field that a manager
-applied before and leaves out now is removed, unless another manager's apply still sets it.
-Not emulated: conflicts between managers (no 409 without `force`), ownership of fields set by
-plain updates, and list-type annotations of CRD schemas (CRD lists are atomic here).
+The request handlers of upstream's apiserver (pkg/endpoints/handlers create.go, update.go,
+patch.go) run the field manager on every write: creates, updates and non-apply patches as
+an Update by `fieldManager` (or the user agent's first token, managerOrUserAgent), applies
+as an Apply (a fieldManager is required). A conflict answers 409 as apimachinery's
+errors.NewApplyConflict shapes it.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
+from pinery.local.apiserver import errors
+from pinery.local.apiserver.fieldmanager import Conflicts, FieldManager, _strip, decode, encode
+from pinery.local.apiserver.fieldpath import Path, from_fields_v1, to_fields_v1  # noqa: F401 (re-exported)
+from pinery.local.apiserver.fieldschema import Shape
+from pinery.local.apiserver.fieldsets import field_set as _typed_field_set
 from pinery.local.apiserver.objectmeta import now
-from pinery.local.apiserver.strategic import _merge_key, strategic_merge
 
-Path = tuple[str, ...]
-_IDENTITY = {("f:apiVersion",), ("f:kind",), ("f:metadata", "f:name"), ("f:metadata", "f:namespace")}
+FIELD_MANAGER_MAX_LENGTH = 128
 
 
-def field_set(kind: str, value: Any, path: Path = (), dotted: str = "") -> set[Path]:
-    """The paths a configuration sets: maps by field, keyed list items by their merge key."""
-    out: set[Path] = set()
-    if isinstance(value, dict):
-        for key, item in value.items():
-            sub = path + (f"f:{key}",)
-            sub_dotted = f"{dotted}.{key}" if dotted else key
-            if isinstance(item, dict) and item:
-                out |= field_set(kind, item, sub, sub_dotted)
-            elif isinstance(item, list) and _merge_key(kind, sub_dotted):
-                merge_key = _merge_key(kind, sub_dotted)
-                for element in item:
-                    if isinstance(element, dict) and merge_key in element:
-                        element_path = sub + ("k:" + json.dumps({merge_key: element[merge_key]}, separators=(",", ":")),)
-                        out.add(element_path)
-                        out |= field_set(kind, element, element_path, sub_dotted)
-            else:
-                out.add(sub)
-    return out - _IDENTITY
+def default_manager(field_manager: str, user_agent: str) -> str:
+    """managerOrUserAgent / prefixFromUserAgent (handlers/create.go)."""
+    if field_manager:
+        return field_manager
+    prefix = "".join(ch for ch in user_agent.split("/")[0] if ch.isprintable())
+    return prefix.encode()[:FIELD_MANAGER_MAX_LENGTH].decode(errors="ignore")
 
 
-def to_fields_v1(paths: set[Path]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for path in sorted(paths):
-        node = tree
-        for part in path:
-            node = node.setdefault(part, {})
-    # A list element that is set and has fields of its own is marked with ".".
-    for path in paths:
-        if path[-1].startswith("k:"):
-            node = tree
-            for part in path:
-                node = node[part]
-            if node:
-                node["."] = {}
-    return tree
+def field_set(kind: str, value: Any) -> set[Path]:
+    """The fields a configuration of a built-in kind sets, as its Apply entry records them."""
+    return _strip(_typed_field_set(Shape(kind), value))
 
 
-def from_fields_v1(tree: dict[str, Any], path: Path = ()) -> set[Path]:
-    out: set[Path] = set()
-    for key, sub in tree.items():
-        if key == ".":
-            out.add(path)
-            continue
-        if isinstance(sub, dict) and any(k != "." for k in sub):
-            out |= from_fields_v1(sub, path + (key,))
-            if key.startswith("k:"):
-                out.add(path + (key,))
-        else:
-            out.add(path + (key,))
-    return out
+def _manager(kind: str, api_version: str, schema: dict[str, Any] | None, subresource: str, has_status: bool) -> FieldManager:
+    if subresource == "status":
+        ignore = lambda path: path[:1] != ("f:status",)  # noqa: E731
+    elif has_status:
+        ignore = lambda path: path[:1] == ("f:status",)  # noqa: E731
+    else:
+        ignore = lambda path: False  # noqa: E731
+    return FieldManager(Shape(kind, schema), api_version, now, subresource or "", ignore)
 
 
-def _remove(obj: Any, path: Path) -> None:
-    node = obj
-    for part in path[:-1]:
-        node = _step(node, part)
-        if node is None:
-            return
-    last = path[-1]
-    if isinstance(node, dict) and last.startswith("f:"):
-        node.pop(last[2:], None)
-    elif isinstance(node, list) and last.startswith("k:"):
-        wanted = json.loads(last[2:])
-        node[:] = [e for e in node if not (isinstance(e, dict) and all(e.get(k) == v for k, v in wanted.items()))]
-
-
-def _step(node: Any, part: str) -> Any:
-    if isinstance(node, dict) and part.startswith("f:"):
-        return node.get(part[2:])
-    if isinstance(node, list) and part.startswith("k:"):
-        wanted = json.loads(part[2:])
-        return next((e for e in node if isinstance(e, dict) and all(e.get(k) == v for k, v in wanted.items())), None)
-    return None
-
-
-def apply_config(kind: str, live: dict[str, Any], config: dict[str, Any], manager: str, api_version: str) -> dict[str, Any]:
-    """The object after `manager` applies `config` to `live` (both as the API shows them)."""
-    live = copy.deepcopy(live)
-    entries = list((live.get("metadata") or {}).get("managedFields") or [])
-    mine = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"), None)
-    others: set[Path] = set()
-    for entry in entries:
-        if entry is not mine and entry.get("operation") == "Apply":
-            others |= from_fields_v1(entry.get("fieldsV1") or {})
-    previous = from_fields_v1(mine.get("fieldsV1") or {}) if mine else set()
-    applied = field_set(kind, config)
+def apply_config(
+    kind: str,
+    live: dict[str, Any],
+    config: dict[str, Any],
+    manager: str,
+    api_version: str,
+    *,
+    force: bool = False,
+    schema: dict[str, Any] | None = None,
+    subresource: str | None = None,
+    has_status: bool = False,
+) -> dict[str, Any]:
+    """The object after `manager` applies `config` to `live` (both as the API shows them),
+    with its managedFields; raises a 409 ApiError on conflicts unless `force`."""
+    fm = _manager(kind, api_version, schema, subresource or "", has_status)
     config = copy.deepcopy(config)
     config.get("metadata", {}).pop("managedFields", None)
-    merged = strategic_merge(kind, live, config)
-    for path in sorted(previous - applied - others, key=len, reverse=True):
-        if not any(p[: len(path)] == path for p in applied):
-            _remove(merged, path)
-    entry = {
-        "manager": manager,
-        "operation": "Apply",
-        "apiVersion": api_version,
-        "time": now(),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": to_fields_v1(applied),
-    }
-    kept = [e for e in entries if e is not mine]
-    merged.setdefault("metadata", {})["managedFields"] = kept + [entry]
+    managed = decode((live.get("metadata") or {}).get("managedFields"))
+    try:
+        merged, managed = fm.apply(live, config, managed, manager, force)
+    except Conflicts as exc:
+        raise errors.ApiError(409, "Conflict", exc.message(), {"causes": exc.causes()}) from None
+    _set_managed(merged, managed)
     return merged
+
+
+def track_update(
+    kind: str,
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    manager: str,
+    api_version: str,
+    *,
+    schema: dict[str, Any] | None = None,
+    subresource: str | None = None,
+    has_status: bool = False,
+) -> None:
+    """Record an Update by `manager` in `new`'s managedFields (create when `old` is None)."""
+    fm = _manager(kind, api_version, schema, subresource or "", has_status)
+    live = old or {}
+    requested = (new.get("metadata") or {}).get("managedFields")
+    old_entries = (live.get("metadata") or {}).get("managedFields")
+    # decodeLiveOrNew: a subresource write uses the live sets; otherwise the request's own,
+    # unless it sent none ([] or [{}] resets them).
+    if subresource or requested is None:
+        managed = decode(old_entries)
+    elif requested == [] or requested == [{}]:
+        managed = {}
+    else:
+        managed = decode(requested) or decode(old_entries)
+    managed = fm.update(live, new, managed, manager, tracked=old is None)
+    _set_managed(new, managed)
+    if old is not None and _same_but_time(new, old):
+        new["metadata"]["managedFields"] = copy.deepcopy(old_entries)
+
+
+def _set_managed(obj: dict[str, Any], managed: Any) -> None:
+    m = obj.setdefault("metadata", {})
+    entries = encode(managed)
+    if entries:
+        m["managedFields"] = entries
+    else:
+        m.pop("managedFields", None)
+
+
+def _same_but_time(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """IgnoreManagedFieldsTimestampsTransformer: a no-op write keeps the old timestamps."""
+    def without_time(entries: Any) -> Any:
+        return [{k: v for k, v in e.items() if k != "time"} for e in entries or []]
+
+    def rest(obj: dict[str, Any]) -> Any:
+        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("managedFields", "resourceVersion")}
+        return {**obj, "metadata": meta}
+
+    a = (new.get("metadata") or {}).get("managedFields")
+    b = (old.get("metadata") or {}).get("managedFields")
+    return without_time(a) == without_time(b) and rest(new) == rest(old)

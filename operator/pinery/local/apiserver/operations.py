@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,7 @@ import yaml
 from pinery.schema.errors import FieldError
 
 from pinery.local.apiserver import admission, builtins, errors
-from pinery.local.apiserver.apply import apply_config
+from pinery.local.apiserver.apply import apply_config, default_manager, track_update
 from pinery.local.apiserver.conversion import present, to_storage
 from pinery.local.apiserver.objectmeta import (
     SERVER_FIELDS,
@@ -68,6 +69,8 @@ class WriteOptions:
     field_validation: str = "Warn"
     force: bool = False
     warnings: list[str] = field(default_factory=list)
+    user_agent: str = ""  # names the manager of an update that sends no fieldManager
+    applied: bool = False  # managedFields already set by a server-side apply
 
 
 @dataclass
@@ -304,6 +307,7 @@ class Api:
         except errors.ApiError:
             self._release(obj)
             raise
+        self._track(rtype, None, obj, opts)
         if opts.dry_run:
             self._release(obj)
             return present(rtype, obj)
@@ -393,11 +397,37 @@ class Api:
             if subresource:
                 raise errors.not_found(rtype, name)
             live = {"apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": {"name": name}}
-            merged = apply_config(self.primary(rtype).kind, live, config, opts.field_manager, rtype.api_version)
-            return self.create(rtype, namespace, merged, opts), True
+            merged = self._apply_config(rtype, live, config, opts, subresource)
+            return self.create(rtype, namespace, merged, dataclasses.replace(opts, applied=True)), True
         shown = copy.deepcopy(present(rtype, old))
-        merged = apply_config(self.primary(rtype).kind, shown, config, opts.field_manager, rtype.api_version)
-        return present(rtype, self.write_update(rtype, old, to_storage(rtype, merged), opts, subresource)), False
+        merged = self._apply_config(rtype, shown, config, opts, subresource)
+        new = to_storage(rtype, merged)
+        return present(rtype, self.write_update(rtype, old, new, dataclasses.replace(opts, applied=True), subresource)), False
+
+    # Field ownership (apply.py, fieldmanager.py)
+
+    def _apply_config(self, rtype: ResourceType, live: dict[str, Any], config: dict[str, Any], opts: WriteOptions, subresource: str | None) -> dict[str, Any]:
+        return apply_config(
+            self.primary(rtype).kind, live, config, opts.field_manager, rtype.api_version, force=opts.force,
+            schema=rtype.schema if rtype.from_crd else None, subresource=subresource, has_status=rtype.has_status,
+        )
+
+    def _track(
+        self, rtype: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions,
+        subresource: str | None = None, requested: Any = None,
+    ) -> None:
+        """Record the write in new's managedFields as upstream's field manager does."""
+        if opts.applied:
+            if subresource and old is not None:  # the status write kept old's metadata
+                if requested is None:
+                    new["metadata"].pop("managedFields", None)
+                else:
+                    new["metadata"]["managedFields"] = requested
+            return
+        track_update(
+            self.primary(rtype).kind, old, new, default_manager(opts.field_manager, opts.user_agent), rtype.api_version,
+            schema=rtype.schema if rtype.from_crd else None, subresource=subresource, has_status=rtype.has_status,
+        )
 
     def write_update(
         self,
@@ -410,6 +440,7 @@ class Api:
         """The common update pipeline; `new` is a fresh stored-form dict. Returns the stored result."""
         om = old["metadata"]
         m = metadata(new)
+        requested_fields = m.get("managedFields")
         if m.get("name") and m["name"] != om["name"]:
             raise errors.bad_request(f"the name of the object ({m['name']}) does not match the name on the URL ({om['name']})")
         if om.get("namespace") and m.get("namespace") and m["namespace"] != om["namespace"]:
@@ -458,6 +489,7 @@ class Api:
         if problems:
             raise errors.invalid(rtype, om["name"], problems)
         new = self._admit(rtype, new, old, opts)
+        self._track(rtype, old, new, opts, subresource, requested_fields)
         if without_version(new) == without_version(old):
             return old
         if _content(rtype, new) != _content(rtype, old):

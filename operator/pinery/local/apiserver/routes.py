@@ -71,6 +71,7 @@ def write_options(request: web.Request) -> WriteOptions:
         field_manager=query.get("fieldManager", ""),
         field_validation=check_field_validation(query.get("fieldValidation")),
         force=_flag(query, "force"),
+        user_agent=request.headers.get("User-Agent", ""),
     )
 
 
