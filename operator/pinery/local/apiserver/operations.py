@@ -26,11 +26,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 
 from pinery.schema.errors import FieldError
 
-from pinery.local.apiserver import admission, builtins, errors
+from pinery.local.apiserver import admission, builtins, errors, yaml_body
 from pinery.local.apiserver.apply import apply_config, default_manager, track_update
 from pinery.local.apiserver.conversion import present, to_storage
 from pinery.local.apiserver.objectmeta import (
@@ -100,6 +99,20 @@ class DeleteOptions:
             resource_version=pre.get("resourceVersion"),
             dry_run=bool(dry_run),
         )
+
+
+def _apply_patch_body(patch: bytes) -> Any:
+    """apiserver handlers/patch.go: util/yaml.ToJSON keeps a body starting with `{` as JSON,
+    else YAMLToJSON; applyPatcher then reads it with sigs.k8s.io/yaml (yaml_body)."""
+    try:
+        if yaml_body.is_json(patch):
+            try:
+                return yaml_body.json_numbers(json.loads(patch))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise yaml_body.YamlBodyError(str(exc)) from None
+        return yaml_body.decode(patch)
+    except yaml_body.YamlBodyError as exc:
+        raise errors.bad_request(f"error decoding patch: {exc}") from None
 
 
 def pending_finalizers(obj: dict[str, Any]) -> list[str]:
@@ -382,10 +395,7 @@ class Api:
     ) -> tuple[dict[str, Any], bool]:
         if not opts.field_manager:
             raise errors.bad_request("PATCH, fieldManager is required for apply requests")
-        try:
-            config = yaml.safe_load(patch.decode() if patch else "")
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise errors.bad_request(f"error decoding YAML: {exc}") from None
+        config = _apply_patch_body(patch)
         if not isinstance(config, dict):
             raise errors.bad_request("the body of an apply patch must be an object")
         config = self._typed(rtype, config)

@@ -24,6 +24,7 @@ from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
 from pinery.local.apiserver.operations import Api, DeleteOptions, WriteOptions
 from pinery.local.apiserver.patch import PATCH_TYPES
+from pinery.local.apiserver import yaml_body
 from pinery.local.apiserver.resources import ResourceType, TypeRegistry
 from pinery.local.apiserver.selectors import parse_field_selector, parse_label_selector
 from pinery.local.apiserver.watching import WatchSettings, serve_watch
@@ -80,10 +81,7 @@ def decode_body(raw: bytes, content_type: str, rtype: ResourceType, opts: WriteO
     if content_type == PROTOBUF:
         return _decode_protobuf(raw, rtype)
     if content_type in YAML_TYPES:
-        try:
-            return yaml.safe_load(raw.decode())
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise errors.bad_request(f"error decoding YAML: {exc}") from None
+        return decode_yaml(raw, opts)
     if content_type not in ("application/json", "", "application/octet-stream", "text/plain"):
         raise errors.unsupported_media_type(
             f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, {PROTOBUF}'
@@ -104,6 +102,23 @@ def decode_body(raw: bytes, content_type: str, rtype: ResourceType, opts: WriteO
         raise errors.bad_request(f"error decoding JSON body: {exc}") from None
     if duplicates:
         listed = ", ".join(f'json: duplicate field "{d}"' for d in duplicates)
+        if opts.field_validation == "Strict":
+            raise errors.bad_request(f"strict decoding error: {listed}")
+        if opts.field_validation == "Warn":
+            opts.warnings.extend(f'duplicate field "{d}"' for d in duplicates)
+    return body
+
+
+def decode_yaml(raw: bytes, opts: WriteOptions) -> Any:
+    """A YAML body as the API server's YAMLToJSON reads it (yaml_body); repeated keys follow
+    fieldValidation, as for JSON."""
+    duplicates: list[str] = []
+    try:
+        body = yaml_body.decode(raw, duplicates)
+    except yaml_body.YamlBodyError as exc:
+        raise errors.bad_request(str(exc)) from None
+    if duplicates:
+        listed = ", ".join(f'yaml: key "{d}" already set in map' for d in duplicates)
         if opts.field_validation == "Strict":
             raise errors.bad_request(f"strict decoding error: {listed}")
         if opts.field_validation == "Warn":
