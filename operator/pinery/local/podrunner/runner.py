@@ -24,11 +24,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pinery.local.kubeclient import ApiError, KubeClient
-from pinery.local.podrunner import processes
+from pinery.local.podrunner import events, processes, waiting
 from pinery.local.podrunner.dns import ClusterDNS, loopback_range_usable
 from pinery.local.podrunner.environment import EnvError, container_env, expand
 from pinery.local.podrunner.status import ContainerRun, PodRun, pod_status, termination_message
-from pinery.local.podrunner.volumes import claim_dir, mount_map, prepare_volumes, remove_pod_volumes, rewrite_paths
+from pinery.local.podrunner.volumes import VolumeError, claim_dir, mount_map, prepare_volumes, remove_pod_volumes, rewrite_paths
 
 log = logging.getLogger("pinery.podrunner")
 NODE_NAME = "pinery-local"
@@ -63,8 +63,9 @@ class Worker:
 
     def __post_init__(self) -> None:
         spec = self.pod.get("spec") or {}
-        self.run.init = [ContainerRun(c["name"], c.get("image", "")) for c in spec.get("initContainers") or []]
-        self.run.main = [ContainerRun(c["name"], c.get("image", "")) for c in spec.get("containers") or []]
+        reason = waiting.default_reason(bool(spec.get("initContainers")))
+        self.run.init = [ContainerRun(c["name"], c.get("image", ""), reason=reason) for c in spec.get("initContainers") or []]
+        self.run.main = [ContainerRun(c["name"], c.get("image", ""), reason=reason) for c in spec.get("containers") or []]
 
     @property
     def namespace(self) -> str:
@@ -98,6 +99,7 @@ class PodRunner:
         # The local Python environment stands in for every image.
         self.bin_dir = str(Path(sys.executable).parent)
         self.ready = asyncio.Event()
+        self.events = events.Recorder(client, node_name)
         # Stops and clean-ups under way (kept referenced until they end).
         self._background: set[asyncio.Task] = set()
 
@@ -278,6 +280,7 @@ class PodRunner:
         }
         try:
             await self.client.create(pod_path(ns, name, "/binding"), binding)
+            await self.events.pod(pod, "Normal", "Scheduled", events.scheduled(pod, self.node_name), component=events.SCHEDULER)
         except ApiError as exc:
             if exc.status == 409:  # already bound
                 return
@@ -326,6 +329,9 @@ class PodRunner:
     async def _terminate(self, worker: Worker, *, grace: float, finalize: bool) -> None:
         if not worker.stopping:
             worker.stopping = True
+            if finalize:  # a deletion: the kubelet's Killing event for each running container
+                for name in list(worker.processes):
+                    await self.events.pod(worker.pod, "Normal", "Killing", events.killing(name), container=name)
             await asyncio.gather(*(
                 processes.stop(process, grace, self._marker(worker, name))
                 for name, process in list(worker.processes.items())
@@ -388,9 +394,11 @@ class PodRunner:
             await self._backoff(worker, state)
 
     async def _backoff(self, worker: Worker, state: ContainerRun) -> None:
-        state.back_off()
+        delay = min(BACKOFF_CAP, BACKOFF_START * 2 ** min(state.restarts, 6))
+        state.back_off(waiting.crash_loop_message(delay, state.name, events.format_pod(worker.pod)))
+        await self.events.pod(worker.pod, "Warning", "BackOff", events.back_off(state.name, worker.pod), container=state.name)
         await self._write_status(worker)
-        await asyncio.sleep(min(BACKOFF_CAP, BACKOFF_START * 2 ** min(state.restarts - 1, 6)))
+        await asyncio.sleep(delay)
 
     async def _prepare(self, worker: Worker) -> dict | None:
         """Volumes and referenced objects; waits (CreateContainerConfigError) while any is missing."""
@@ -400,13 +408,25 @@ class PodRunner:
                 dirs = prepare_volumes(
                     worker.pod, self._pod_dir(worker.pod), self.state_dir, lookup, pod_ip=worker.run.pod_ip, node=self.node_name,
                 )
+            except VolumeError as exc:
+                # A volume that cannot be set up: FailedMount, containers keep waiting to be created.
+                await self.events.pod(worker.pod, "Warning", "FailedMount", events.failed_mount(exc.volume, str(exc)))
+                await self._write_status(worker)
+                await asyncio.sleep(CONFIG_RETRY_SECONDS)
+                continue
+            try:
                 for container in _all_containers(worker.pod):
+                    name = container["name"]
                     container_env(worker.pod, container, lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
                 worker.lookup = lookup
                 return dirs
             except EnvError as exc:
-                first = (worker.run.init or worker.run.main)[0]
-                first.reason, first.message = "CreateContainerConfigError", str(exc)
+                state = next(c for c in [*worker.run.init, *worker.run.main] if c.name == name)
+                state.reason, state.message = waiting.CREATE_CONTAINER_CONFIG_ERROR, str(exc)
+                # kuberuntime_container.go startContainer: the image step ran, then the config failed.
+                image = container.get("image", "")
+                await self.events.pod(worker.pod, "Normal", "Pulled", events.pulled(image), container=name)
+                await self.events.pod(worker.pod, "Warning", "Failed", events.failed(str(exc)), container=name)
                 await self._write_status(worker)
                 await asyncio.sleep(CONFIG_RETRY_SECONDS)
         return None
@@ -477,10 +497,12 @@ class PodRunner:
         mounts[container.get("terminationMessagePath") or "/dev/termination-log"] = str(message_file)
         env, argv = self._container_setup(worker, container, mounts)
         log_path = self.logs_dir / worker.namespace / worker.name / f"{state.name}.log"
+        await self.events.pod(worker.pod, "Normal", "Pulled", events.pulled(container.get("image", "")), container=state.name)
         if argv is None:
             # Kubernetes keeps such a pod Pending: the container cannot be created.
-            state.state, state.reason = "waiting", "CreateContainerError"
+            state.state, state.reason = "waiting", waiting.CREATE_CONTAINER_ERROR
             state.message = f"container {state.name} has no command (local mode runs no image entrypoint)"
+            await self.events.pod(worker.pod, "Warning", "Failed", events.failed(state.message), container=state.name)
             await self._write_status(worker)
             return None
         if log_path.exists():
@@ -494,9 +516,14 @@ class PodRunner:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text(f"{exc}\n")
             state.fail_to_start(now(), f"failed to start container {state.name}: {exc}")
+            # The runtime created the container and could not start its process.
+            await self.events.pod(worker.pod, "Normal", "Created", events.created(state.name), container=state.name)
+            await self.events.pod(worker.pod, "Warning", "Failed", events.failed(state.message), container=state.name)
             await self._write_status(worker)
             return state.exit_code
         worker.processes[state.name] = process
+        await self.events.pod(worker.pod, "Normal", "Created", events.created(state.name), container=state.name)
+        await self.events.pod(worker.pod, "Normal", "Started", events.started(state.name), container=state.name)
         state.pid, state.state, state.reason, state.message = process.pid, "running", "", ""
         state.started_at, state.finished_at, state.exit_code = now(), None, None
         await self._write_status(worker)

@@ -30,12 +30,13 @@ class ContainerRun:
         self.started_at = self.finished_at = at
         self.state, self.exit_code, self.reason, self.message, self.pid = "terminated", 128, "StartError", message, None
 
-    def back_off(self) -> None:
-        """Between a failed run and the next one: the kubelet's CrashLoopBackOff."""
+    def back_off(self, message: str = "") -> None:
+        """Between a failed run and the next one: the kubelet's CrashLoopBackOff (the message
+        is waiting.crash_loop_message's)."""
         self.last = self.terminated()
         self.restarts += 1
         self.state, self.reason, self.exit_code = "waiting", "CrashLoopBackOff", None
-        self.message = f"back-off restarting failed container {self.name}"
+        self.message = message or f"back-off restarting failed container={self.name}"
 
     def terminated(self) -> dict:
         return {

@@ -17,6 +17,14 @@ from typing import Callable
 from pinery.local.podrunner.environment import EnvError, field_value
 
 Lookup = Callable[[str, str], dict | None]
+
+
+class VolumeError(EnvError):
+    """A volume that cannot be set up (the kubelet's FailedMount), with the volume's name."""
+
+    def __init__(self, volume: str, message: str):
+        super().__init__(message)
+        self.volume = volume
 SHM_ROOT = Path("/dev/shm")
 
 
@@ -30,37 +38,46 @@ def prepare_volumes(pod: dict, pod_dir: Path, state_dir: Path, lookup: Lookup, *
     namespace = pod["metadata"].get("namespace", "default")
     dirs: dict[str, Path] = {}
     for volume in (pod.get("spec") or {}).get("volumes") or []:
-        name = volume["name"]
-        path = pod_dir / "volumes" / name
-        if "persistentVolumeClaim" in volume:
-            path = claim_dir(state_dir, namespace, volume["persistentVolumeClaim"]["claimName"])
-        elif "emptyDir" in volume:
-            medium = (volume.get("emptyDir") or {}).get("medium")
-            if medium == "Memory" and SHM_ROOT.is_dir() and os.access(SHM_ROOT, os.W_OK):
-                path = SHM_ROOT / f"pinery-{pod['metadata'].get('uid', pod['metadata']['name'])}" / name
-        elif "configMap" in volume:
-            _write_object(path, "ConfigMap", volume["configMap"], volume["configMap"].get("name", ""), lookup)
-        elif "secret" in volume:
-            _write_object(path, "Secret", volume["secret"], volume["secret"].get("secretName", ""), lookup)
-        elif "downwardAPI" in volume:
-            _write_downward(path, volume["downwardAPI"], pod, pod_ip, node)
-        elif "projected" in volume:
-            projected = volume["projected"] or {}
-            for source in projected.get("sources") or []:
-                source = {"defaultMode": projected.get("defaultMode"), **source}
-                if "configMap" in source:
-                    ref = {"defaultMode": source["defaultMode"], **source["configMap"]}
-                    _write_object(path, "ConfigMap", ref, ref.get("name", ""), lookup)
-                elif "secret" in source:
-                    ref = {"defaultMode": source["defaultMode"], **source["secret"]}
-                    _write_object(path, "Secret", ref, ref.get("name", ""), lookup)
-                elif "downwardAPI" in source:
-                    _write_downward(path, {"defaultMode": source["defaultMode"], **source["downwardAPI"]}, pod, pod_ip, node)
-                # serviceAccountToken and clusterTrustBundle: there are no tokens in local mode.
-        # Other sources (hostPath, nfs, csi...) are plain directories of the pod here.
-        path.mkdir(parents=True, exist_ok=True)
-        dirs[name] = path
+        try:
+            dirs[volume["name"]] = _prepare_volume(volume, pod, pod_dir, state_dir, lookup, namespace, pod_ip, node)
+        except VolumeError:
+            raise
+        except EnvError as exc:
+            raise VolumeError(volume["name"], str(exc)) from None
     return dirs
+
+
+def _prepare_volume(volume: dict, pod: dict, pod_dir: Path, state_dir: Path, lookup: Lookup, namespace: str, pod_ip: str, node: str) -> Path:
+    name = volume["name"]
+    path = pod_dir / "volumes" / name
+    if "persistentVolumeClaim" in volume:
+        path = claim_dir(state_dir, namespace, volume["persistentVolumeClaim"]["claimName"])
+    elif "emptyDir" in volume:
+        medium = (volume.get("emptyDir") or {}).get("medium")
+        if medium == "Memory" and SHM_ROOT.is_dir() and os.access(SHM_ROOT, os.W_OK):
+            path = SHM_ROOT / f"pinery-{pod['metadata'].get('uid', pod['metadata']['name'])}" / name
+    elif "configMap" in volume:
+        _write_object(path, "ConfigMap", volume["configMap"], volume["configMap"].get("name", ""), lookup)
+    elif "secret" in volume:
+        _write_object(path, "Secret", volume["secret"], volume["secret"].get("secretName", ""), lookup)
+    elif "downwardAPI" in volume:
+        _write_downward(path, volume["downwardAPI"], pod, pod_ip, node)
+    elif "projected" in volume:
+        projected = volume["projected"] or {}
+        for source in projected.get("sources") or []:
+            source = {"defaultMode": projected.get("defaultMode"), **source}
+            if "configMap" in source:
+                ref = {"defaultMode": source["defaultMode"], **source["configMap"]}
+                _write_object(path, "ConfigMap", ref, ref.get("name", ""), lookup)
+            elif "secret" in source:
+                ref = {"defaultMode": source["defaultMode"], **source["secret"]}
+                _write_object(path, "Secret", ref, ref.get("name", ""), lookup)
+            elif "downwardAPI" in source:
+                _write_downward(path, {"defaultMode": source["defaultMode"], **source["downwardAPI"]}, pod, pod_ip, node)
+            # serviceAccountToken and clusterTrustBundle: there are no tokens in local mode.
+    # Other sources (hostPath, nfs, csi...) are plain directories of the pod here.
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _write_file(target: Path, content: bytes, mode: int | None) -> None:
