@@ -110,6 +110,18 @@ KINDS: dict[tuple[str, str], dict[int, tuple[str, Any]]] = {
         4: ("automountServiceAccountToken", "bool"),
     },
 }
+# meta/v1 DeleteOptions (apimachinery pkg/apis/meta/v1/generated.proto), the body of a DELETE:
+# client-go sends it in the protobuf of the resource's own group version (`v1` for Helm's
+# release Secrets), and the API server reads it in any group version (delete.go, "per group
+# DeleteOptions").
+DELETE_OPTIONS = {
+    1: ("gracePeriodSeconds", "optint"),
+    2: ("preconditions", {1: ("uid", "str"), 2: ("resourceVersion", "str")}),
+    3: ("orphanDependents", "bool"),
+    4: ("propagationPolicy", "str"),
+    5: ("dryRun", ("list", "str")),
+    6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "bool"),
+}
 _ENVELOPE = {1: ("typeMeta", {1: ("apiVersion", "str"), 2: ("kind", "str")}), 2: ("raw", "raw"),
              3: ("contentEncoding", "str"), 4: ("contentType", "str")}
 
@@ -126,7 +138,7 @@ def decode(body: bytes) -> dict[str, Any]:
             f"{kind or 'object'}: unsupported content encoding/type "
             f"{envelope.get('contentEncoding', '')!r}/{envelope.get('contentType', '')!r}"
         )
-    fields = KINDS.get((api_version, kind))
+    fields = DELETE_OPTIONS if kind == "DeleteOptions" else KINDS.get((api_version, kind))
     if fields is None:
         known = ", ".join(f"{v}/{k}" for v, k in KINDS)
         raise ProtobufError(

@@ -22,7 +22,6 @@ from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, proto
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
-from pinery.local.apiserver import podstreams
 from pinery.local.apiserver.operations import Api, DeleteOptions, WriteOptions
 from pinery.local.apiserver.patch import PATCH_TYPES
 from pinery.local.apiserver import yaml_body
@@ -234,8 +233,6 @@ class Routes:
         subresource = rest[2] if len(rest) == 3 else None
         if name is not None and rtype.namespaced and namespace is None:
             raise errors.path_not_found()
-        if rtype.kind == "Pod" and subresource in podstreams.SUBRESOURCES:  # refused with a reason
-            return await podstreams.refuse(request, self.store, rtype, namespace or "", name, subresource)
         if subresource is not None and subresource not in rtype.subresources:
             raise errors.path_not_found()
         watch = watch_path or _flag(request.query, "watch")
@@ -275,7 +272,7 @@ class Routes:
         if method == "DELETE":
             labels = parse_label_selector(query.get("labelSelector"))
             fields = parse_field_selector(query.get("fieldSelector"))
-            options = DeleteOptions.from_body(await self._json_body(request), dict(query))
+            options = DeleteOptions.from_body(await self._options_body(request), dict(query))
             return json_response(self.api.delete_collection(rtype, namespace, labels, fields, options))
         raise errors.method_not_allowed("the server does not allow this method on the requested resource")
 
@@ -317,9 +314,33 @@ class Routes:
         if method == "DELETE":
             if subresource:
                 raise errors.method_not_allowed("the server does not allow this method on the requested resource")
-            options = DeleteOptions.from_body(await self._json_body(request), dict(request.query))
+            options = DeleteOptions.from_body(await self._options_body(request), dict(request.query))
             return json_response(self.api.delete(rtype, namespace, name, options))
         raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+
+    @staticmethod
+    async def _options_body(request: web.Request) -> dict[str, Any] | None:
+        """A DELETE's DeleteOptions in JSON, YAML or protobuf, as apiserver handlers/delete.go
+        negotiates it (Go clients send protobuf: Helm's release Secrets)."""
+        raw = await request.read()
+        if not raw.strip():
+            return None
+        if request.content_type == PROTOBUF:
+            try:
+                body = protobuf.decode(raw)
+            except protobuf.ProtobufError as exc:
+                raise errors.bad_request(str(exc)) from None
+        elif request.content_type in YAML_TYPES:
+            body = decode_yaml(raw, WriteOptions())
+        elif request.content_type in ("application/json", "", "application/octet-stream", "text/plain"):
+            return await Routes._json_body(request)
+        else:
+            raise errors.unsupported_media_type(
+                f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, {PROTOBUF}"
+            )
+        if not isinstance(body, dict) or body.get("kind") not in (None, "DeleteOptions"):
+            raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
+        return body
 
     @staticmethod
     async def _json_body(request: web.Request) -> dict[str, Any] | None:
