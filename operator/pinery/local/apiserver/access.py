@@ -32,7 +32,7 @@ from pinery.local.apiserver.store import Store
 
 ADMIN = User(name="kubernetes-admin", groups=(SYSTEM_MASTERS, AUTHENTICATED))
 ANONYMOUS_USER = User(name=ANONYMOUS, groups=(UNAUTHENTICATED,))
-USER_KEY = "pinery.user"
+USER_KEY = web.RequestKey("pinery.user", object)
 RBAC_GROUP = "rbac.authorization.k8s.io"
 _SERVICE_ACCOUNTS = ("", "serviceaccounts")
 
