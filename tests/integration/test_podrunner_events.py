@@ -144,6 +144,8 @@ def test_main_containers_wait_with_pod_initializing_while_init_containers_run(po
                        "init running", timeout=DEADLINE)
     assert container_status(pod)["state"]["waiting"]["reason"] == "PodInitializing"
     assert "Init:0/1" in plane.kubectl("get", "pod", "initpod").stdout
+    refused = plane.kubectl("logs", "initpod", "-c", "main", check=False)
+    assert 'container "main" in pod "initpod" is waiting to start: PodInitializing' in refused.stderr
     gate.write_text("")
     wait_for_phase(plane, "initpod", "Succeeded", timeout=DEADLINE)
     assert "spec.initContainers{setup}" in {e["involvedObject"].get("fieldPath") for e in events_of(plane, "initpod")}

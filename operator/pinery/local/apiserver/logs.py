@@ -53,6 +53,16 @@ def choose_container(pod: dict[str, Any], wanted: str | None) -> str:
     return wanted
 
 
+def waiting_reason(pod: dict[str, Any], container: str) -> str:
+    """The reason kubelet_pods.go validateContainerLogStatus names: the container's waiting
+    reason as reported, ContainerCreating before any status."""
+    status = pod.get("status") or {}
+    for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+        if cs.get("name") == container:
+            return ((cs.get("state") or {}).get("waiting") or {}).get("reason") or "ContainerCreating"
+    return "ContainerCreating"
+
+
 def tail(data: bytes, lines: int | None) -> bytes:
     if lines is None:
         return data
@@ -85,7 +95,7 @@ async def serve_log(request: web.Request, store: Store, rtype: ResourceType, nam
     if not path.exists():
         if previous:
             raise errors.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
-        raise errors.bad_request(f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating')
+        raise errors.bad_request(f'container "{container}" in pod "{name}" is waiting to start: {waiting_reason(pod, container)}')
     data = tail(path.read_bytes(), lines)
     if limit is not None:
         data = data[:limit]
