@@ -39,7 +39,8 @@ def test_index_lists_every_group_version_with_a_content_hash():
     index = v3_index(TYPES)
     assert set(index["paths"]) == {
         "api/v1", "apis/events.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/apiextensions.k8s.io/v1",
-        "apis/kopf.dev/v1", "apis/pinery.dev/v1alpha1",
+        "apis/kopf.dev/v1", "apis/pinery.dev/v1alpha1", "apis/apps/v1", "apis/authentication.k8s.io/v1",
+        "apis/authorization.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1",
     }
     for key, entry in index["paths"].items():
         assert re.fullmatch(rf"/openapi/v3/{re.escape(key)}\?hash=[0-9A-F]{{128}}", entry["serverRelativeURL"])

@@ -24,7 +24,7 @@ from typing import Any
 
 from pinery.schema.errors import FieldError
 
-from pinery.local.apiserver import errors, rbac_validation
+from pinery.local.apiserver import apps_policy, errors, rbac_validation
 from pinery.local.apiserver.resources import ResourceType
 
 _POD_TOLERATIONS = [
@@ -65,6 +65,8 @@ class ClusterIPs:
 def prepare_create(rtype: ResourceType, obj: dict[str, Any], ips: ClusterIPs) -> None:
     """Defaults and initial status of a new built-in object (in place)."""
     kind = _core_kind(rtype)
+    if rtype.group == "apps":
+        _APPS_DEFAULTS[rtype.kind](obj)
     if kind == "Pod":
         _default_pod(obj)
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
@@ -91,6 +93,9 @@ def prepare_update(rtype: ResourceType, new: dict[str, Any], old: dict[str, Any]
     problems: list[FieldError] = []
     if rtype.group == rbac_validation.GROUP:
         problems += rbac_validation.update_problems(rtype.kind, new, old)
+    if rtype.group == "apps":
+        _APPS_DEFAULTS[rtype.kind](new)
+        problems += apps_policy.selector_update_problems(new, old)
     if kind == "Pod":
         _default_pod(new)
         problems += _pod_update_problems(new, old)
@@ -121,6 +126,8 @@ def validate(rtype: ResourceType, obj: dict[str, Any]) -> list[FieldError]:
     out: list[FieldError] = []
     if rtype.group == rbac_validation.GROUP:
         out += rbac_validation.validate(rtype.kind, obj)
+    if rtype.group == "apps":
+        out += _APPS_PROBLEMS[rtype.kind](obj)
     if kind == "Pod":
         out += _pod_problems(obj.get("spec") or {})
     elif kind == "Service":
@@ -141,6 +148,10 @@ def validate(rtype: ResourceType, obj: dict[str, Any]) -> list[FieldError]:
                 if not key or len(key) > 253 or not all(c.isalnum() or c in "-._" for c in key):
                     out.append(FieldError(f"{field}[{key}]", f"Invalid value: \"{key}\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
     return out
+
+
+_APPS_DEFAULTS = {"Deployment": apps_policy.default_deployment, "ReplicaSet": apps_policy.default_replicaset}
+_APPS_PROBLEMS = {"Deployment": apps_policy.deployment_problems, "ReplicaSet": apps_policy.replicaset_problems}
 
 
 # Pods

@@ -17,6 +17,7 @@ import logging
 from typing import Any, Callable
 
 from pinery.local.apiserver import errors
+from pinery.local.apiserver.apps_controllers import AppsControllers, apps_work
 from pinery.local.apiserver.gc import GarbageCollector, NamespaceController, gc_work
 from pinery.local.apiserver.objectmeta import is_deleting, now
 from pinery.local.apiserver.operations import CRD_KEY, NAMESPACE_KEY, Api, DeleteOptions, WriteOptions
@@ -59,6 +60,7 @@ class Controllers:
         self.store = api.store
         self.gc = GarbageCollector(api)
         self.namespaces = NamespaceController(api)
+        self.apps = AppsControllers(api)
         self.on_types_changed = on_types_changed
         self._queue: asyncio.Queue | None = None
         self._pending: set[tuple] = set()
@@ -88,7 +90,7 @@ class Controllers:
                 self.enqueue(("namespace", m["name"]))
         elif event.key == SERVICE_ACCOUNT_KEY and event.type == "DELETED" and m.get("name") == "default":
             self.enqueue(("serviceaccount", m.get("namespace")))
-        for item in gc_work(event):
+        for item in gc_work(event) + apps_work(event):
             self.enqueue(item)
         ns = m.get("namespace")
         if event.type == "DELETED" and ns:
@@ -116,6 +118,8 @@ class Controllers:
                 self.enqueue(("check", key, m.get("namespace") or "", m["name"]))
             if is_deleting(obj) and m.get("uid"):
                 self.enqueue(("owner", m["uid"]))
+        for item in self.apps.resync():
+            self.enqueue(item)
 
     # Running
 
@@ -172,6 +176,8 @@ class Controllers:
             self.gc.process_dependents(item[1])
         elif kind == "owner":
             self.gc.process_owner(item[1])
+        elif kind in ("deployment", "replicaset"):
+            self.apps.process(item)
         elif kind == "check":
             _, key, ns, name = item
             obj = self.store.get(key, ns, name)

@@ -21,6 +21,7 @@ _SUBRESOURCE_VERBS = {
     "log": ("get",),
     "binding": ("create",),
     "finalize": ("update",),
+    "scale": ("get", "patch", "update"),
 }
 
 
@@ -102,8 +103,9 @@ def _resource(rtype: ResourceType) -> list[dict[str, Any]]:
         main["categories"] = list(rtype.categories)
     out = [main]
     for sub in rtype.subresources:
-        kind = "Binding" if sub == "binding" else rtype.kind
+        kind = {"binding": "Binding", "scale": "Scale"}.get(sub, rtype.kind)
         out.append({
+            **({"group": "autoscaling", "version": "v1"} if sub == "scale" else {}),
             "name": f"{rtype.plural}/{sub}",
             "singularName": "",
             "namespaced": rtype.namespaced,

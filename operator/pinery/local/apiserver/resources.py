@@ -104,6 +104,9 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ResourceType("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", namespaced=False, verbs=("create",)),
     ResourceType("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", namespaced=False, verbs=("create",)),
     ResourceType("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", namespaced=False, verbs=("create",)),
+    # apps/v1 (apps_policy.py, apps_controllers.py); "scale" answers autoscaling/v1 Scale.
+    ResourceType("apps", "v1", "Deployment", "deployments", namespaced=True, short_names=("deploy",), categories=("all",), subresources=("status", "scale")),
+    ResourceType("apps", "v1", "ReplicaSet", "replicasets", namespaced=True, short_names=("rs",), categories=("all",), subresources=("status", "scale")),
     # Kopf's peering resources, which a cluster gets from Kopf's own CRDs.
     ResourceType("kopf.dev", "v1", "KopfPeering", "kopfpeerings", namespaced=True),
     ResourceType("kopf.dev", "v1", "ClusterKopfPeering", "clusterkopfpeerings", namespaced=False),

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from pinery.schema.errors import FieldError
 
-from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, protobuf, table
+from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, protobuf, scale, table
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
@@ -294,6 +294,8 @@ class Routes:
                 raise errors.method_not_allowed("the server does not allow this method on the requested resource")
             opts = write_options(request)
             return json_response(self.api.finalize_namespace(name, await self._json_body(request), opts))
+        if subresource == "scale":
+            return await self._scale(request, rtype, namespace, name)
         if method == "GET":
             obj = self.api.get(rtype, namespace, name)
             return self._respond_object(request, rtype, obj)
@@ -341,6 +343,18 @@ class Routes:
         if not isinstance(body, dict) or body.get("kind") not in (None, "DeleteOptions"):
             raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
         return body
+
+    async def _scale(self, request: web.Request, rtype: ResourceType, namespace: str, name: str) -> web.Response:
+        """`{deployments,replicasets}/{name}/scale` (scale.py)."""
+        obj = self.api.get(rtype, namespace, name)
+        if request.method == "GET":
+            return json_response(scale.scale_of(obj))
+        if request.method not in ("PUT", "PATCH"):
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        raw = await request.read()
+        wanted = scale.patched_scale(obj, request.content_type, raw) if request.method == "PATCH" else await self._json_body(request)
+        stored = self.api.write_update(rtype, obj, scale.scaled(rtype, obj, wanted), write_options(request))
+        return json_response(scale.scale_of(stored))
 
     @staticmethod
     async def _json_body(request: web.Request) -> dict[str, Any] | None:

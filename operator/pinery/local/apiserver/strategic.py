@@ -50,6 +50,8 @@ MERGE_KEYS: dict[str, dict[str, str]] = {
         "status.hostIPs": "ip",
     },
     "Service": {"spec.ports": "port"},
+    "Deployment": {**_pod_spec_keys("spec.template.spec"), "status.conditions": "type"},
+    "ReplicaSet": {**_pod_spec_keys("spec.template.spec"), "status.conditions": "type"},
     "Namespace": {"status.conditions": "type"},
     "PersistentVolumeClaim": {"status.conditions": "type"},
 }

@@ -552,3 +552,47 @@ _BINDING_COLUMNS = [
 ]
 _BUILTIN[("rbac.authorization.k8s.io", "RoleBinding")] = (_BINDING_COLUMNS, _binding_cells)
 _BUILTIN[("rbac.authorization.k8s.io", "ClusterRoleBinding")] = (_BINDING_COLUMNS, _binding_cells)
+
+
+# apps/v1, as kubernetes pkg/printers/internalversion/printers.go prints them
+# (deploymentColumnDefinitions/printDeployment, replicaSetColumnDefinitions/printReplicaSet).
+def _template_cells(obj: dict[str, Any]) -> list[str]:
+    containers = (((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+    selector = (obj.get("spec") or {}).get("selector") or {}
+    from pinery.local.apiserver.apps_policy import selector_text
+
+    return [",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers), selector_text(selector)]
+
+
+def _deployment_cells(d: dict[str, Any], now: datetime) -> Row:
+    spec, status = d.get("spec") or {}, d.get("status") or {}
+    desired = spec.get("replicas", 1)
+    return [_meta(d, "name"), f"{status.get('readyReplicas', 0)}/{desired}", status.get("updatedReplicas", 0),
+            status.get("availableReplicas", 0), _age(d, now), *_template_cells(d)]
+
+
+def _replicaset_cells(rs: dict[str, Any], now: datetime) -> Row:
+    spec, status = rs.get("spec") or {}, rs.get("status") or {}
+    return [_meta(rs, "name"), spec.get("replicas", 1), status.get("replicas", 0), status.get("readyReplicas", 0),
+            _age(rs, now), *_template_cells(rs)]
+
+
+_TEMPLATE_COLUMNS = [
+    _col("Containers", description="Names of each container in the template.", priority=1),
+    _col("Images", description="Images referenced by each container in the template.", priority=1),
+    _col("Selector", description="Label selector for pods.", priority=1),
+]
+_BUILTIN[("apps", "Deployment")] = (
+    [_name_col(), _col("Ready", description="Number of the pod with ready state"),
+     _col("Up-to-date", "integer", "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
+     _col("Available", "integer", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+     _col("Age", description=_AGE_DOC), *_TEMPLATE_COLUMNS],
+    _deployment_cells,
+)
+_BUILTIN[("apps", "ReplicaSet")] = (
+    [_name_col(), _col("Desired", "integer", "Replicas is the number of desired replicas."),
+     _col("Current", "integer", "Replicas is the most recently observed number of replicas."),
+     _col("Ready", "integer", "The number of ready replicas for this replica set."),
+     _col("Age", description=_AGE_DOC), *_TEMPLATE_COLUMNS],
+    _replicaset_cells,
+)
