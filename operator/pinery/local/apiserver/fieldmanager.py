@@ -178,10 +178,8 @@ class FieldManager:
                 if not any(len(p) > len(path) and fp.has_prefix(p, path) for p in owned):
                     remove(self.shape, merged, path)
         managed, *_ = self._update(live, merged, managed, me, force)
-        if _bare(merged) != _bare(live) or last is None or last.paths != applied:
+        if me in managed and (_bare(merged) != _bare(live) or last is None or last.paths != applied):
             managed[me].time = self.now()
-        if not managed[me].paths:
-            del managed[me]
         return merged, managed
 
 
