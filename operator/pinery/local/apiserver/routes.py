@@ -22,6 +22,7 @@ from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, proto
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
+from pinery.local.apiserver import podstreams
 from pinery.local.apiserver.operations import Api, DeleteOptions, WriteOptions
 from pinery.local.apiserver.patch import PATCH_TYPES
 from pinery.local.apiserver import yaml_body
@@ -233,6 +234,8 @@ class Routes:
         subresource = rest[2] if len(rest) == 3 else None
         if name is not None and rtype.namespaced and namespace is None:
             raise errors.path_not_found()
+        if rtype.kind == "Pod" and subresource in podstreams.SUBRESOURCES:  # refused with a reason
+            return await podstreams.refuse(request, self.store, rtype, namespace or "", name, subresource)
         if subresource is not None and subresource not in rtype.subresources:
             raise errors.path_not_found()
         watch = watch_path or _flag(request.query, "watch")
