@@ -51,6 +51,7 @@ class KubeClient:
     def __init__(self, server: str, token: str | None = None, ca_pem: bytes | None = None):
         self.server = server.rstrip("/")
         self.token = token
+        self.ca_pem = ca_pem  # handed on to pods as their service account's ca.crt
         self._ssl: ssl.SSLContext | bool = True
         if ca_pem:
             self._ssl = ssl.create_default_context(cadata=ca_pem.decode())

@@ -15,6 +15,7 @@ NodeLost (its processes are gone); other pods start again, their restart counts 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import shutil
@@ -24,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pinery.local.kubeclient import ApiError, KubeClient
-from pinery.local.podrunner import events, processes, waiting
+from pinery.local.podrunner import events, images, processes, serviceaccount, waiting
 from pinery.local.podrunner.dns import ClusterDNS, loopback_range_usable
 from pinery.local.podrunner.environment import EnvError, container_env, expand
 from pinery.local.podrunner.status import ContainerRun, PodRun, pod_status, termination_message
@@ -60,6 +61,8 @@ class Worker:
     lookup: object = None
     status_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     conditions: list = field(default_factory=list)
+    # The service account's token directory, when the pod gets one.
+    account_dir: Path | None = None
 
     def __post_init__(self) -> None:
         spec = self.pod.get("spec") or {}
@@ -415,6 +418,13 @@ class PodRunner:
                 await asyncio.sleep(CONFIG_RETRY_SECONDS)
                 continue
             try:
+                worker.account_dir = await serviceaccount.mount(self.client, worker.pod, self._pod_dir(worker.pod) / "volumes" / "kube-api-access")
+            except ApiError as exc:
+                await self.events.pod(worker.pod, "Warning", "FailedMount", events.failed_mount("kube-api-access", str(exc)))
+                await self._write_status(worker)
+                await asyncio.sleep(CONFIG_RETRY_SECONDS)
+                continue
+            try:
                 for container in _all_containers(worker.pod):
                     name = container["name"]
                     container_env(worker.pod, container, lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
@@ -446,14 +456,14 @@ class PodRunner:
         ns = worker.namespace
         user = container_env(worker.pod, container, worker.lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
         # $(VAR) in command and args refers to the container's variables as declared.
-        command = container.get("command")
-        argv = None
-        if command:
-            argv = [expand(part, user) for part in [*command, *(container.get("args") or [])]]
+        argv = images.argv(container)
+        if argv:
+            argv = [expand(part, user) for part in argv]
             argv = [rewrite_paths(self.dns.rewrite(part, ns), mounts) for part in argv]
         user = {k: rewrite_paths(v, mounts) for k, v in self.dns.rewrite_env(user, ns).items()}
         pod_dir = self._pod_dir(worker.pod)
         env = {
+            **serviceaccount.service_env(self.client.server),
             "PATH": f"{self.bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": str(pod_dir / "home"),
             "TMPDIR": str(pod_dir / "tmp"),
@@ -466,6 +476,8 @@ class PodRunner:
             "PINERY_LOCAL_HOSTS": str(self.hosts_file),
             "PINERY_LOCAL_SEARCH": f"{ns}.svc.{self.dns.domain} svc.{self.dns.domain} {self.dns.domain}",
             "PINERY_LOCAL_DOMAIN": self.dns.domain,
+            # Absolute mount paths a Python library reads by itself (sitecustomize maps them).
+            "PINERY_LOCAL_MOUNTS": json.dumps(mounts),
             processes.OWNER_VARIABLE: self.owner,
             processes.CONTAINER_VARIABLE: self._marker(worker, container["name"])[1],
         })
@@ -495,13 +507,15 @@ class PodRunner:
         message_file.write_text("")
         mounts = mount_map(container, volume_dirs)
         mounts[container.get("terminationMessagePath") or "/dev/termination-log"] = str(message_file)
+        if worker.account_dir is not None:  # a volume the container mounts there itself wins
+            mounts.setdefault(serviceaccount.MOUNT_PATH, str(worker.account_dir))
         env, argv = self._container_setup(worker, container, mounts)
         log_path = self.logs_dir / worker.namespace / worker.name / f"{state.name}.log"
         await self.events.pod(worker.pod, "Normal", "Pulled", events.pulled(container.get("image", "")), container=state.name)
         if argv is None:
             # Kubernetes keeps such a pod Pending: the container cannot be created.
             state.state, state.reason = "waiting", waiting.CREATE_CONTAINER_ERROR
-            state.message = f"container {state.name} has no command (local mode runs no image entrypoint)"
+            state.message = f"container {state.name} has no command (local mode knows no entrypoint of image {container.get('image', '')!r})"
             await self.events.pod(worker.pod, "Warning", "Failed", events.failed(state.message), container=state.name)
             await self._write_status(worker)
             return None

@@ -74,7 +74,8 @@ def _prepare_volume(volume: dict, pod: dict, pod_dir: Path, state_dir: Path, loo
                 _write_object(path, "Secret", ref, ref.get("name", ""), lookup)
             elif "downwardAPI" in source:
                 _write_downward(path, {"defaultMode": source["defaultMode"], **source["downwardAPI"]}, pod, pod_ip, node)
-            # serviceAccountToken and clusterTrustBundle: there are no tokens in local mode.
+            # serviceAccountToken and clusterTrustBundle: not written; the runner mounts the
+            # service account itself (podrunner/serviceaccount.py).
     # Other sources (hostPath, nfs, csi...) are plain directories of the pod here.
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -99,3 +99,7 @@ if _HOSTS_FILE:
     socket.getaddrinfo = getaddrinfo
     socket.gethostbyname = gethostbyname
     socket.gethostbyname_ex = gethostbyname_ex
+
+import pinery_local_mounts  # noqa: E402  (same directory, on PYTHONPATH with this file)
+
+pinery_local_mounts.install()
