@@ -1,5 +1,8 @@
 """Container processes: start in their own process group, log to a file, stop gracefully.
 
+stdout and stderr go through pipes that the runner copies to the container's log file in the
+kubelet's format (`crilog`), each line with its time and stream.
+
 A container on a real node is a cgroup: when it stops, everything in it stops. Locally a
 container is a process group, but programs may leave their group: torchrun starts each worker in
 a session of its own (and orphans the workers when it is SIGKILLed). So every process of a
@@ -17,6 +20,8 @@ import signal
 import time
 from pathlib import Path
 
+from pinery.local.podrunner import crilog
+
 # Marker variables: the local-mode instance (its state directory), and the container.
 OWNER_VARIABLE = "PINERY_LOCAL_OWNER"
 CONTAINER_VARIABLE = "PINERY_LOCAL_CONTAINER"
@@ -29,18 +34,109 @@ def resolve_executable(name: str, path: str) -> str | None:
     return shutil.which(name, path=path)
 
 
-async def start(argv: list[str], env: dict[str, str], cwd: Path, log_path: Path) -> asyncio.subprocess.Process:
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab", buffering=0) as log:
-        return await asyncio.create_subprocess_exec(
+async def start(argv: list[str], env: dict[str, str], cwd: Path, log_path: Path) -> tuple[asyncio.subprocess.Process, "Output"]:
+    """Start the container's process, its stdout and stderr going through pipes to `log_path`
+    in the kubelet's format (see `Output`)."""
+    output = Output(log_path)
+    try:
+        process = await asyncio.create_subprocess_exec(
             *argv,
             env=env,
             cwd=str(cwd),
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=log,
-            stderr=asyncio.subprocess.STDOUT,
+            stdout=output.stdout,
+            stderr=output.stderr,
             start_new_session=True,  # its own process group, so that the whole tree can be stopped
         )
+    except BaseException:
+        output.abandon()
+        raise
+    await output.connect()
+    return process, output
+
+
+class Output:
+    """A container's stdout and stderr, copied from pipes to its log file as CRI records
+    (`crilog.LineSplitter`, stamped when read), as a runtime's log copier does.
+
+    The copy ends when every process holding the pipes has closed them; programs the container
+    started may hold them after it has ended (torchrun's workers), so `drain` is awaited once
+    the container has been reaped, and gives up after `DRAIN_SECONDS`."""
+
+    DRAIN_SECONDS = 5.0
+
+    def __init__(self, log_path: Path):
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._pipes = [os.pipe(), os.pipe()]
+        self.stdout, self.stderr = self._pipes[0][1], self._pipes[1][1]
+        self._transports: list[asyncio.BaseTransport] = []
+        self._open = 0
+        self._done: asyncio.Future | None = None
+
+    async def connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._done = loop.create_future()
+        for (read_end, write_end), stream in zip(self._pipes, ("stdout", "stderr")):
+            os.close(write_end)  # the container's now; EOF comes once its processes close theirs
+            transport, _ = await loop.connect_read_pipe(
+                lambda stream=stream: _Copier(self, crilog.LineSplitter(stream)), os.fdopen(read_end, "rb", buffering=0))
+            self._transports.append(transport)
+            self._open += 1
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._log, view):]
+        except OSError:
+            pass  # a full disk loses output, as it would on a node; the container goes on
+
+    def stream_ended(self) -> None:
+        self._open -= 1
+        if self._open == 0:
+            os.close(self._log)
+            if self._done is not None and not self._done.done():
+                self._done.set_result(None)
+
+    async def drain(self) -> None:
+        """Wait for the copy to end (the pipes closed); past DRAIN_SECONDS, stop copying."""
+        if self._done is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._done), self.DRAIN_SECONDS)
+        except asyncio.TimeoutError:
+            for transport in self._transports:
+                transport.close()  # what is left unread is lost
+            await self._done
+
+    def abandon(self) -> None:
+        """The process did not start: close everything."""
+        for read_end, write_end in self._pipes:
+            os.close(read_end)
+            os.close(write_end)
+        os.close(self._log)
+
+
+class _Copier(asyncio.Protocol):
+    __slots__ = ("output", "splitter")
+
+    def __init__(self, output: Output, splitter: crilog.LineSplitter):
+        self.output, self.splitter = output, splitter
+
+    def data_received(self, data: bytes) -> None:
+        records = self.splitter.feed(data, time.time_ns())
+        if records:
+            self.output.write(records)
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        rest = self.splitter.close(time.time_ns())
+        if rest:
+            self.output.write(rest)
+        self.output.stream_ended()
 
 
 def signal_group(pid: int, sig: int) -> bool:

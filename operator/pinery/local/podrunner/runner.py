@@ -20,12 +20,13 @@ import logging
 import os
 import shutil
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pinery.local.kubeclient import ApiError, KubeClient
-from pinery.local.podrunner import events, images, processes, serviceaccount, waiting
+from pinery.local.podrunner import crilog, events, images, processes, serviceaccount, waiting
 from pinery.local.podrunner.dns import ClusterDNS, loopback_range_usable
 from pinery.local.podrunner.environment import EnvError, container_env, expand
 from pinery.local.podrunner.status import ContainerRun, PodRun, pod_status, termination_message
@@ -525,10 +526,11 @@ class PodRunner:
             if processes.resolve_executable(argv[0], env["PATH"]) is None:
                 raise FileNotFoundError(f'exec: "{argv[0]}": executable file not found in $PATH')
             cwd = self._working_dir(worker, container, env, mounts)
-            process = await processes.start(argv, env, cwd, log_path)
+            process, output = await processes.start(argv, env, cwd, log_path)
         except OSError as exc:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text(f"{exc}\n")
+            with open(log_path, "ab") as fh:
+                fh.write(crilog.record("stderr", f"{exc}\n", time.time_ns()))
             state.fail_to_start(now(), f"failed to start container {state.name}: {exc}")
             # The runtime created the container and could not start its process.
             await self.events.pod(worker.pod, "Normal", "Created", events.created(state.name), container=state.name)
@@ -544,6 +546,8 @@ class PodRunner:
         code = processes.exit_code(await process.wait())
         # A container's end is its cgroup's end: nothing it started outlives it.
         await processes.reap(process, self._marker(worker, state.name))
+        # Only now: what the container started may have held its output pipes until reaped.
+        await output.drain()
         worker.processes.pop(state.name, None)
         policy = container.get("terminationMessagePolicy", "File")
         written = message_file.read_text(errors="replace") if message_file.exists() else ""
@@ -602,11 +606,13 @@ def _references(pod: dict) -> set[tuple[str, str]]:
     return wanted
 
 
-def _tail(path: Path, size: int = 8192) -> bytes:
+def _tail(path: Path, size: int = 16384) -> bytes:
+    """The end of a container's log, as the container printed it (without the records' times)."""
     try:
         with open(path, "rb") as fh:
-            fh.seek(max(0, fh.seek(0, os.SEEK_END) - size))
-            return fh.read()
+            start = max(0, fh.seek(0, os.SEEK_END) - size)
+            fh.seek(start)
+            return crilog.text_of(fh.read(), cut=start > 0)
     except OSError:
         return b""
 
