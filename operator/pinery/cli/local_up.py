@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--state-dir", type=Path, default=Path(".pinery"), help="state directory (default ./.pinery)")
     parser.add_argument("--pinecone-ready-delay", type=float, default=2.0, metavar="S",
                         help="seconds a new emulated index stays Initializing (default 2)")
+    parser.add_argument("--operator", choices=("process", "chart"), default="process",
+                        help="process: run `pinery run` as a child process (default); chart: install "
+                        "charts/pinery with Helm and let its Deployment run the operator as a pod")
     parser.set_defaults(func=run)
 
 
@@ -32,4 +35,4 @@ def run(args: argparse.Namespace) -> int:
     from pinery.local.updown import up
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    return asyncio.run(up(args.state_dir, pinecone_ready_delay=args.pinecone_ready_delay))
+    return asyncio.run(up(args.state_dir, pinecone_ready_delay=args.pinecone_ready_delay, operator_form=args.operator))

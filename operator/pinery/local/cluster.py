@@ -152,6 +152,7 @@ class LocalCluster:
         with_operator: bool = True,
         pinecone_ready_delay: float = 2.0,
         operator_env: dict[str, str] | None = None,
+        operator_form: str = "process",
         say: Callable[[str], None] = lambda line: None,
     ):
         self.state_dir = Path(state_dir).resolve()
@@ -160,6 +161,8 @@ class LocalCluster:
         self.with_operator = with_operator
         self.pinecone_ready_delay = pinecone_ready_delay
         self.operator_env = dict(operator_env or {})
+        # "process": `pinery run` as a child; "chart": charts/pinery installed (local/install.py).
+        self.operator_form = operator_form
         self.say = say
         self.state = LocalState.load(self.state_dir)
         self.apiserver = None
@@ -240,7 +243,9 @@ class LocalCluster:
 
         self.state.pid = os.getpid()
         self.state.save(self.state_dir)
-        if self.with_operator:
+        if self.with_operator and self.operator_form == "chart":
+            await self._install_chart()
+        elif self.with_operator:
             self.start_operator()
             self._supervisor = asyncio.create_task(self._supervise_operator())
             self.say(f"operator       pid {self.operator.pid}, log {self.state_dir / 'operator.log'}")
@@ -253,6 +258,8 @@ class LocalCluster:
             await asyncio.gather(self._supervisor, return_exceptions=True)
             self._supervisor = None
         await asyncio.to_thread(self.stop_operator)
+        if self.operator_form == "chart" and self.with_operator and self.client is not None:
+            await self._uninstall_chart()
         if self._runner_task is not None:
             self._stop_runner.set()
             await asyncio.gather(self._runner_task, return_exceptions=True)
@@ -335,6 +342,27 @@ class LocalCluster:
                 await asyncio.sleep(delay)
                 self.start_operator()
                 delay = min(delay * 2, 30)
+
+    # --- the operator, installed by its chart -----------------------------------------------
+
+    async def _install_chart(self) -> None:
+        from pinery.local import install
+
+        values = install.chart_values(self.pinecone_url, free_port())
+        release = await asyncio.to_thread(install.helm_install, self.kubeconfig, OPERATOR_NAMESPACE, values)
+        self.say(f"operator       helm release {install.RELEASE} revision {release.get('revision')} in {OPERATOR_NAMESPACE}")
+        await install.wait_available(self.client, OPERATOR_NAMESPACE)
+        self.say(f"               deployment available; logs: kubectl logs deploy/{install.RELEASE} -n {OPERATOR_NAMESPACE}")
+
+    async def _uninstall_chart(self) -> None:
+        """`helm uninstall`, so that a stopped local mode leaves no release behind; the pod
+        runner then stops the operator's pod with the others."""
+        from pinery.local import install
+
+        try:
+            await asyncio.to_thread(install.helm_uninstall, self.kubeconfig, OPERATOR_NAMESPACE)
+        except Exception as exc:  # stopping must go on
+            self.say(f"helm uninstall failed: {exc}")
 
     # --- API objects -------------------------------------------------------------------------
 

@@ -17,9 +17,9 @@ def _say(line: str) -> None:
     print(f"  {line}", flush=True)
 
 
-async def up(state_dir: Path, *, pinecone_ready_delay: float = 2.0) -> int:
+async def up(state_dir: Path, *, pinecone_ready_delay: float = 2.0, operator_form: str = "process") -> int:
     """Start local mode and run until Ctrl-C, SIGTERM or `pinery local down`."""
-    cluster = LocalCluster(state_dir, pinecone_ready_delay=pinecone_ready_delay, say=_say)
+    cluster = LocalCluster(state_dir, pinecone_ready_delay=pinecone_ready_delay, operator_form=operator_form, say=_say)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
