@@ -18,6 +18,7 @@ import math
 import re
 from typing import Any
 
+from pinery.local.apiserver import podspec_defaults
 from pinery.schema.errors import FieldError
 
 HASH_LABEL = "pod-template-hash"  # apps.DefaultDeploymentUniqueLabelKey
@@ -39,18 +40,7 @@ MIN_UNAVAILABLE = "MinimumReplicasUnavailable"
 def default_template(template: dict[str, Any]) -> None:
     """SetDefaults_PodSpec and SetDefaults_Container as they apply to a PodTemplateSpec (the
     Pod-only defaults, serviceAccountName, tolerations, enableServiceLinks, come at pod creation)."""
-    from pinery.local.apiserver.builtins import _default_container
-
-    spec = template.setdefault("spec", {})
-    for field in ("containers", "initContainers"):
-        for container in spec.get(field) or []:
-            if isinstance(container, dict):
-                _default_container(container)
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("schedulerName", "default-scheduler")
+    podspec_defaults.default_pod_spec(template.setdefault("spec", {}))
 
 
 def default_deployment(obj: dict[str, Any]) -> None:

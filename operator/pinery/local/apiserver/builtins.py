@@ -24,7 +24,7 @@ from typing import Any
 
 from pinery.schema.errors import FieldError
 
-from pinery.local.apiserver import apps_policy, errors, rbac_validation
+from pinery.local.apiserver import apps_policy, errors, podspec_defaults, rbac_validation
 from pinery.local.apiserver.resources import ResourceType
 
 _POD_TOLERATIONS = [
@@ -157,33 +157,9 @@ _APPS_PROBLEMS = {"Deployment": apps_policy.deployment_problems, "ReplicaSet": a
 # Pods
 
 
-def _default_container(container: dict[str, Any]) -> None:
-    container.setdefault("terminationMessagePath", "/dev/termination-log")
-    container.setdefault("terminationMessagePolicy", "File")
-    image = str(container.get("image", ""))
-    tag = image.rsplit("/", 1)[-1]
-    latest = "@" not in image and (":" not in tag or tag.endswith(":latest"))
-    container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
-    resources = container.setdefault("resources", {})
-    for kind in ("limits", "requests"):
-        if isinstance(resources.get(kind), dict):
-            # resource.Quantity is always served as a string (`cpu: 2` comes back as "2").
-            resources[kind] = {k: str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for k, v in resources[kind].items()}
-    for port in container.get("ports") or []:
-        port.setdefault("protocol", "TCP")
-
-
 def _default_pod(pod: dict[str, Any]) -> None:
     spec = pod.setdefault("spec", {})
-    for field in ("containers", "initContainers"):
-        for container in spec.get(field) or []:
-            if isinstance(container, dict):
-                _default_container(container)
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("schedulerName", "default-scheduler")
+    podspec_defaults.default_pod_spec(spec)
     account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
     spec["serviceAccountName"] = account
     spec["serviceAccount"] = account
