@@ -101,13 +101,18 @@ def decode_body(raw: bytes, content_type: str, rtype: ResourceType, opts: WriteO
         body = json.loads(raw or b"null", object_pairs_hook=pairs)
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"error decoding JSON body: {exc}") from None
-    if duplicates:
-        listed = ", ".join(f'json: duplicate field "{d}"' for d in duplicates)
-        if opts.field_validation == "Strict":
-            raise errors.bad_request(f"strict decoding error: {listed}")
-        if opts.field_validation == "Warn":
-            opts.warnings.extend(f'duplicate field "{d}"' for d in duplicates)
+    _repeated_keys(duplicates, 'json: duplicate field "{}"', opts)
     return body
+
+
+def _repeated_keys(duplicates: list[str], strict_form: str, opts: WriteOptions) -> None:
+    """Repeated keys in a body: an error under fieldValidation=Strict, warnings under Warn."""
+    if not duplicates:
+        return
+    if opts.field_validation == "Strict":
+        raise errors.bad_request("strict decoding error: " + ", ".join(strict_form.format(d) for d in duplicates))
+    if opts.field_validation == "Warn":
+        opts.warnings.extend(f'duplicate field "{d}"' for d in duplicates)
 
 
 def decode_yaml(raw: bytes, opts: WriteOptions) -> Any:
@@ -118,12 +123,7 @@ def decode_yaml(raw: bytes, opts: WriteOptions) -> Any:
         body = yaml_body.decode(raw, duplicates)
     except yaml_body.YamlBodyError as exc:
         raise errors.bad_request(str(exc)) from None
-    if duplicates:
-        listed = ", ".join(f'yaml: key "{d}" already set in map' for d in duplicates)
-        if opts.field_validation == "Strict":
-            raise errors.bad_request(f"strict decoding error: {listed}")
-        if opts.field_validation == "Warn":
-            opts.warnings.extend(f'duplicate field "{d}"' for d in duplicates)
+    _repeated_keys(duplicates, 'yaml: key "{}" already set in map', opts)
     return body
 
 
