@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+import requests
 
 from pinery.local.kubeclient import KubeClient
 from pinery.local.podrunner import processes
@@ -124,7 +125,10 @@ def get_pod(plane: ControlPlane, name: str, namespace: str = "default") -> dict 
 def wait_for_pod(plane: ControlPlane, name: str, predicate: Callable[[dict], bool], what: str,
                  namespace: str = "default", timeout: float = 20) -> dict:
     def check():
-        pod = get_pod(plane, name, namespace)
+        try:
+            pod = get_pod(plane, name, namespace)
+        except requests.ConnectionError:  # this poll's connection was dropped (SSLError included): poll again
+            return None
         return pod if pod is not None and predicate(pod) else None
 
     try:

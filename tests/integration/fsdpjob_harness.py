@@ -205,17 +205,17 @@ class Operator:
     def restarts_counter(self) -> float:
         return self.sample("pinery_fsdpjob_restarts_total", {"namespace": self.namespace})
 
-    def wait(self, name: str, check: Callable[[dict], Any], timeout: float = 10.0, what: str = "") -> dict:
+    def wait(self, name: str, check: Callable[[dict], Any], timeout: float = 60.0, what: str = "") -> dict:
         def current():
             job = get_job(self.plane, self.namespace, name)
             return job if job is not None and check(job) else None
 
         return wait_for(current, timeout=timeout, interval=0.05, what=what or f"{name}: {check}")
 
-    def wait_phase(self, name: str, phase: str, timeout: float = 10.0) -> dict:
+    def wait_phase(self, name: str, phase: str, timeout: float = 60.0) -> dict:
         return self.wait(name, lambda j: status(j).get("phase") == phase, timeout, f"{name} in phase {phase}")
 
-    def wait_condition(self, name: str, type_: str, state: str = "True", reason: str | None = None, timeout: float = 10.0) -> dict:
+    def wait_condition(self, name: str, type_: str, state: str = "True", reason: str | None = None, timeout: float = 60.0) -> dict:
         def check(job: dict) -> bool:
             c = condition(job, type_)
             return c.get("status") == state and (reason is None or c.get("reason") == reason)
@@ -343,7 +343,7 @@ class TestKubelet:
         response = self.plane.http("GET", f"/api/v1/namespaces/{self.namespace}/pods/{name}")
         return response.json() if response.status_code == 200 else None
 
-    def wait_pods(self, job: str, count: int, attempt: int | None = None, timeout: float = 10.0) -> list[dict]:
+    def wait_pods(self, job: str, count: int, attempt: int | None = None, timeout: float = 60.0) -> list[dict]:
         """Wait until the job has exactly `count` live pods (of `attempt`, when given), all bound."""
         def ready():
             pods = [p for p in self.pods(job) if not p["metadata"].get("deletionTimestamp")]
@@ -355,7 +355,7 @@ class TestKubelet:
 
         return wait_for(ready, timeout=timeout, interval=0.05, what=f"{count} pods of {job}" + (f" in attempt {attempt}" if attempt is not None else ""))
 
-    def wait_no_pods(self, job: str, timeout: float = 10.0) -> None:
+    def wait_no_pods(self, job: str, timeout: float = 60.0) -> None:
         wait_for(lambda: not self.pods(job), timeout=timeout, interval=0.05, what=f"no pods of {job}")
 
     def created(self, job: str) -> list[PodRecord]:

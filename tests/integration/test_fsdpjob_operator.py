@@ -254,7 +254,7 @@ def test_a_pod_stuck_terminating_on_a_lost_node_is_force_deleted(plane, ns, kube
     kubelet.set_status("stuck-node-1", h.node_lost())
     op.wait_phase("stuck", "Restarting")
     assert kubelet.pod("stuck-node-1")["metadata"]["deletionTimestamp"]
-    pods = kubelet.wait_pods("stuck", 2, attempt=1, timeout=15)
+    pods = kubelet.wait_pods("stuck", 2, attempt=1)
     assert attempts(pods) == [1, 1]
 
 
@@ -273,7 +273,7 @@ def test_pods_not_running_within_the_startup_timeout_fail_the_job(plane, ns, kub
     kubelet.set_status("slow-node-1", stuck)
     job = op.wait("slow", lambda j: shown in h.condition(j, "Running").get("message", ""))
     assert h.status(job)["phase"] == "Pending" and h.status(job)["nodes"][1]["reason"] == shown.split(":")[1].strip()
-    job = op.wait_phase("slow", "Failed", timeout=10)
+    job = op.wait_phase("slow", "Failed")
     failed = h.condition(job, "Failed")
     assert failed["reason"] == "StartupTimeout" and h.status(job)["restarts"] == 0
     assert failed["message"].startswith("the pods were not all running within startupTimeoutSeconds (2s): ") and shown in failed["message"]
@@ -284,7 +284,7 @@ def test_pods_not_running_within_the_startup_timeout_fail_the_job(plane, ns, kub
 def test_active_deadline_fails_the_job_and_stops_its_pods_and_can_be_changed_while_it_runs(plane, ns, kubelet, op):
     started(plane, ns, kubelet, op, "late", activeDeadlineSeconds=3600)
     h.patch_job(plane, ns, "late", {"activeDeadlineSeconds": 1})
-    job = op.wait_phase("late", "Failed", timeout=10)
+    job = op.wait_phase("late", "Failed")
     failed = h.condition(job, "Failed")
     assert (failed["reason"], failed["message"]) == ("DeadlineExceeded", "the job ran longer than activeDeadlineSeconds (1s)")
     assert h.condition(job, "Synced")["status"] == "True"  # a mutable field: nothing to complain about
@@ -517,7 +517,7 @@ def test_the_operator_carries_on_after_the_api_server_was_away(tmp_path, monkeyp
         plane = server()
         with h.TestKubelet(plane, "default") as kubelet:
             kubelet.exit("steady", 1, 1)
-            kubelet.wait_pods("steady", 2, attempt=1, timeout=15)
+            kubelet.wait_pods("steady", 2, attempt=1)
             job = op.wait_phase("steady", "Restarting")
             assert h.status(job)["restarts"] == 1
     finally:
