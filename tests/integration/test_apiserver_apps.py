@@ -57,6 +57,10 @@ def test_rollout_scale_restart_undo_and_cascading_delete(pod_runner):
     [rs] = apps.list_namespaced_replica_set("default").items
     assert rs.metadata.name == f"web-{rs.metadata.labels['pod-template-hash']}"
     assert all(p["metadata"]["ownerReferences"][0]["name"] == rs.metadata.name for p in _pods(plane))
+    # Writes of the controllers are recorded under kube-controller-manager, as on a cluster.
+    assert {(m.manager, m.operation, m.subresource) for m in rs.metadata.managed_fields} == {
+        ("kube-controller-manager", "Update", None), ("kube-controller-manager", "Update", "status")}
+    assert ("kube-controller-manager", "status") in {(m.manager, m.subresource) for m in d.metadata.managed_fields}
 
     # A deleted pod is replaced.
     victim = _pods(plane)[0]["metadata"]["name"]

@@ -26,7 +26,7 @@ from typing import Any
 from pinery.local.apiserver import apps_policy as policy
 from pinery.local.apiserver import errors
 from pinery.local.apiserver.objectmeta import is_deleting, now
-from pinery.local.apiserver.operations import Api, WriteOptions
+from pinery.local.apiserver.operations import KUBE_CONTROLLER_MANAGER, Api, WriteOptions
 from pinery.local.apiserver.watch import WatchEvent
 
 log = logging.getLogger(__name__)
@@ -163,7 +163,7 @@ class AppsControllers:
             },
             "spec": template.get("spec") or {},
         }
-        return self.api.create(self._type("pods", ""), rs["metadata"]["namespace"], pod, WriteOptions())
+        return self.api.create(self._type("pods", ""), rs["metadata"]["namespace"], pod, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
 
     def _delete_pod(self, pod: dict[str, Any]) -> None:
         from pinery.local.apiserver.operations import DeleteOptions
@@ -180,7 +180,7 @@ class AppsControllers:
             return
         new = copy.deepcopy(current)
         new["status"] = status
-        self.api.write_update(rtype, current, new, WriteOptions(), subresource="status")
+        self.api.write_update(rtype, current, new, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER), subresource="status")
 
     # --- Deployments ----------------------------------------------------------------------------
 
@@ -242,7 +242,7 @@ class AppsControllers:
         }
         rs["spec"]["replicas"] = policy.new_rs_new_replicas(d, old + [rs], rs)
         try:
-            return self.api.create(self._type("replicasets"), d["metadata"]["namespace"], rs, WriteOptions())
+            return self.api.create(self._type("replicasets"), d["metadata"]["namespace"], rs, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
         except errors.ApiError as exc:
             if exc.code != 409:
                 raise
@@ -265,7 +265,7 @@ class AppsControllers:
             history.append(str(current))
         annotations[policy.REVISION_HISTORY] = ",".join(history)
         annotations[policy.REVISION] = str(wanted)
-        return self.api.write_update(self._type("replicasets"), rs, new, WriteOptions())
+        return self.api.write_update(self._type("replicasets"), rs, new, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
 
     def _set_deployment_revision(self, d: dict[str, Any], rs: dict[str, Any]) -> None:
         revision = str(_revision(rs))
@@ -273,7 +273,7 @@ class AppsControllers:
             return
         new = copy.deepcopy(d)
         new["metadata"].setdefault("annotations", {})[policy.REVISION] = revision
-        self.api.write_update(self._type("deployments"), d, new, WriteOptions())
+        self.api.write_update(self._type("deployments"), d, new, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
 
     def _scale(self, rs: dict[str, Any], count: int, d: dict[str, Any]) -> dict[str, Any]:
         current = self.store.get(REPLICASETS, rs["metadata"]["namespace"], rs["metadata"]["name"]) or rs
@@ -283,7 +283,7 @@ class AppsControllers:
         new = copy.deepcopy(current)
         new["spec"]["replicas"] = count
         new["metadata"].setdefault("annotations", {}).update(annotations)
-        return self.api.write_update(self._type("replicasets"), current, new, WriteOptions())
+        return self.api.write_update(self._type("replicasets"), current, new, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
 
     def _rolling(self, d: dict[str, Any], new_rs: dict[str, Any], old: list[dict[str, Any]]) -> None:
         desired = policy.replicas(d)

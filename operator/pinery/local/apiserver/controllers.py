@@ -20,7 +20,15 @@ from pinery.local.apiserver import errors
 from pinery.local.apiserver.apps_controllers import AppsControllers, apps_work
 from pinery.local.apiserver.gc import GarbageCollector, NamespaceController, gc_work
 from pinery.local.apiserver.objectmeta import is_deleting, now
-from pinery.local.apiserver.operations import CRD_KEY, NAMESPACE_KEY, Api, DeleteOptions, WriteOptions
+from pinery.local.apiserver.operations import (
+    CRD_KEY,
+    KUBE_APISERVER,
+    KUBE_CONTROLLER_MANAGER,
+    NAMESPACE_KEY,
+    Api,
+    DeleteOptions,
+    WriteOptions,
+)
 from pinery.local.apiserver.resources import types_from_crd
 from pinery.local.apiserver.watch import WatchEvent
 
@@ -216,7 +224,7 @@ class Controllers:
         if status != current.get("status"):
             new = copy.deepcopy(current)
             new["status"] = status
-            self.api.write_update(crd_type, current, new, WriteOptions(), subresource="status")
+            self.api.write_update(crd_type, current, new, WriteOptions(field_manager=KUBE_APISERVER), subresource="status")
 
     def _delete_custom_resources(self, types) -> int:
         if not types:
@@ -244,7 +252,7 @@ class Controllers:
         new["metadata"]["finalizers"] = fins
         if not fins:
             del new["metadata"]["finalizers"]
-        self.api.write_update(crd_type, current, new, WriteOptions())
+        self.api.write_update(crd_type, current, new, WriteOptions(field_manager=KUBE_APISERVER))
 
     # Service accounts
 
@@ -258,7 +266,7 @@ class Controllers:
         assert rtype is not None
         body = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": namespace}}
         try:
-            self.api.create(rtype, namespace, body, WriteOptions())
+            self.api.create(rtype, namespace, body, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
         except errors.ApiError as exc:
             if exc.code not in (403, 409):
                 raise

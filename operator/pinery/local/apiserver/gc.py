@@ -27,6 +27,7 @@ from pinery.local.apiserver import errors
 from pinery.local.apiserver.objectmeta import finalizers, is_deleting
 from pinery.local.apiserver.operations import (
     FOREGROUND,
+    KUBE_CONTROLLER_MANAGER,
     NAMESPACE_KEY,
     ORPHAN,
     Api,
@@ -118,7 +119,7 @@ class GarbageCollector:
         else:
             new["metadata"].pop("ownerReferences", None)
         try:
-            self.api.write_update(rtype, obj, new, WriteOptions())
+            self.api.write_update(rtype, obj, new, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
         except errors.ApiError as exc:
             if exc.code not in (404, 409):
                 raise
@@ -168,7 +169,7 @@ class GarbageCollector:
         if not new["metadata"]["finalizers"]:
             del new["metadata"]["finalizers"]
         try:
-            self.api.write_update(rtype, owner, new, WriteOptions())
+            self.api.write_update(rtype, owner, new, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
         except errors.ApiError as exc:
             if exc.code not in (404, 409):
                 raise
@@ -198,4 +199,4 @@ class NamespaceController:
                         raise
             left += self.store.count(key, name)
         if left == 0:
-            self.api.finalize_namespace(name, {"spec": {"finalizers": [f for f in (ns.get("spec") or {}).get("finalizers") or [] if f != "kubernetes"]}}, WriteOptions())
+            self.api.finalize_namespace(name, {"spec": {"finalizers": [f for f in (ns.get("spec") or {}).get("finalizers") or [] if f != "kubernetes"]}}, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))

@@ -61,6 +61,14 @@ _STATUS_SET_ON_CREATE = {("", "Node")}
 _RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services")}
 
 
+# The field managers a cluster records for its own writes: the first token of the writer's user
+# agent (apiserver `managerOrUserAgent`). The deployment, replicaset, garbage-collector and
+# serviceaccounts controllers run in kube-controller-manager; the CRD finalizer and status
+# controllers in the API server itself (apiextensions-apiserver).
+KUBE_CONTROLLER_MANAGER = "kube-controller-manager"
+KUBE_APISERVER = "kube-apiserver"
+
+
 @dataclass
 class WriteOptions:
     dry_run: bool = False

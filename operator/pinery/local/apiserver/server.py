@@ -34,7 +34,7 @@ from pinery.local.apiserver import errors, rbac_defaults
 from pinery.local.apiserver.access import ADMIN, ANONYMOUS_USER, USER_KEY, Access
 from pinery.local.apiserver.controllers import Controllers
 from pinery.local.apiserver.counters import RequestCounter
-from pinery.local.apiserver.operations import CRD_KEY, NAMESPACE_KEY, Api, WriteOptions
+from pinery.local.apiserver.operations import CRD_KEY, KUBE_APISERVER, NAMESPACE_KEY, Api, WriteOptions
 from pinery.local.apiserver.pki import Pki, ensure_pki
 from pinery.local.apiserver.persistence import Persistence, load, snapshot_path
 from pinery.local.apiserver.resources import TypeRegistry, types_from_crd
@@ -177,14 +177,14 @@ class LocalApiServer:
         assert namespaces is not None
         for name in SYSTEM_NAMESPACES:
             if api.store.get(NAMESPACE_KEY, "", name) is None:
-                api.create(namespaces, "", {"metadata": {"name": name}}, WriteOptions())
+                api.create(namespaces, "", {"metadata": {"name": name}}, WriteOptions(field_manager=KUBE_APISERVER))
         # The default RBAC policy (rbac_defaults), as kube-apiserver's RBAC storage bootstrap.
         for plural, objects in (("clusterroles", rbac_defaults.cluster_roles()), ("clusterrolebindings", rbac_defaults.cluster_role_bindings())):
             rtype = api.registry.lookup("rbac.authorization.k8s.io", "v1", plural)
             assert rtype is not None
             for obj in objects:
                 if api.store.get(rtype.storage_key, "", obj["metadata"]["name"]) is None:
-                    api.create(rtype, "", obj, WriteOptions())
+                    api.create(rtype, "", obj, WriteOptions(field_manager=KUBE_APISERVER))
 
     async def stop(self) -> None:
         if self.store is not None:
