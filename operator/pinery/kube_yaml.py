@@ -35,5 +35,10 @@ def load(text: str) -> Any:
     return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader
 
 
+def load_all(text: str) -> list[Any]:
+    """The documents of a multi-document stream, without the empty ones (a lone `---`)."""
+    return [doc for doc in yaml.load_all(text, Loader=Loader) if doc is not None]  # noqa: S506 - a SafeLoader
+
+
 def dump_all(docs: Iterable[Any], **options: Any) -> str:
     return yaml.dump_all(list(docs), Dumper=Dumper, **{"sort_keys": False, **options})

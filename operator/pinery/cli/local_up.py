@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pinery.local.install import FORMS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
@@ -22,9 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--state-dir", type=Path, default=Path(".pinery"), help="state directory (default ./.pinery)")
     parser.add_argument("--pinecone-ready-delay", type=float, default=2.0, metavar="S",
                         help="seconds a new emulated index stays Initializing (default 2)")
-    parser.add_argument("--operator", choices=("process", "chart"), default="process",
+    parser.add_argument("--operator", choices=FORMS, default="process",
                         help="process: run `pinery run` as a child process (default); chart: install "
-                        "charts/pinery with Helm and let its Deployment run the operator as a pod")
+                        "charts/pinery with Helm; manifests: kubectl apply -f deploy/pinery.yaml; kustomize: "
+                        "kubectl apply --server-side -k with an overlay of deploy/kustomize. In the last three "
+                        "the Deployment runs the operator as a pod, as its ServiceAccount under its RBAC")
     parser.set_defaults(func=run)
 
 

@@ -161,8 +161,10 @@ class LocalCluster:
         self.with_operator = with_operator
         self.pinecone_ready_delay = pinecone_ready_delay
         self.operator_env = dict(operator_env or {})
-        # "process": `pinery run` as a child; "chart": charts/pinery installed (local/install.py).
+        # "process": `pinery run` as a child; "chart", "manifests", "kustomize": the operator
+        # installed as on a cluster, its Deployment run by the pod runner (local/install.py).
         self.operator_form = operator_form
+        self._installed: list[dict] = []  # what the plain manifests applied, for stop
         self.say = say
         self.state = LocalState.load(self.state_dir)
         self.apiserver = None
@@ -245,6 +247,8 @@ class LocalCluster:
         self.state.save(self.state_dir)
         if self.with_operator and self.operator_form == "chart":
             await self._install_chart()
+        elif self.with_operator and self.operator_form in ("manifests", "kustomize"):
+            await self._install_manifests()
         elif self.with_operator:
             self.start_operator()
             self._supervisor = asyncio.create_task(self._supervise_operator())
@@ -260,6 +264,8 @@ class LocalCluster:
         await asyncio.to_thread(self.stop_operator)
         if self.operator_form == "chart" and self.with_operator and self.client is not None:
             await self._uninstall_chart()
+        if self._installed and self.client is not None:
+            await self._uninstall_manifests()
         if self._runner_task is not None:
             self._stop_runner.set()
             await asyncio.gather(self._runner_task, return_exceptions=True)
@@ -363,6 +369,28 @@ class LocalCluster:
             await asyncio.to_thread(install.helm_uninstall, self.kubeconfig, OPERATOR_NAMESPACE)
         except Exception as exc:  # stopping must go on
             self.say(f"helm uninstall failed: {exc}")
+
+    async def _install_manifests(self) -> None:
+        from pinery.local import install
+
+        command = {"manifests": "kubectl apply -f deploy/pinery.yaml", "kustomize": "kubectl apply --server-side -k deploy/kustomize"}
+        self._installed = await asyncio.to_thread(
+            install.apply_manifests, self.kubeconfig, self.operator_form, self.state_dir / "install",
+            self.pinecone_url, free_port())
+        self.say(f"operator       {command[self.operator_form]} (local settings patched in: {self.state_dir / 'install'})")
+        await install.wait_available(self.client, OPERATOR_NAMESPACE)
+        self.say(f"               deployment available; logs: kubectl logs deploy/{install.RELEASE} -n {OPERATOR_NAMESPACE}")
+
+    async def _uninstall_manifests(self) -> None:
+        """`kubectl delete` of what was applied but the CRDs and the namespace, so that a
+        stopped local mode leaves no operator Deployment behind."""
+        from pinery.local import install
+
+        try:
+            await asyncio.to_thread(install.delete_manifests, self.kubeconfig, self._installed)
+        except Exception as exc:  # stopping must go on
+            self.say(f"kubectl delete failed: {exc}")
+        self._installed = []
 
     # --- API objects -------------------------------------------------------------------------
 
