@@ -122,3 +122,27 @@ def test_the_charts_rbac_allows_what_the_operator_does(control_plane):
         assert can(verb, resource, "-n", "team-a") == "no", (verb, resource)
     denied = control_plane.kubectl("--token", token, "get", "secrets", "-n", "team-a", check=False)
     assert 'User "system:serviceaccount:pinery-system:pinery" cannot list resource "secrets" in API group "" in the namespace "team-a"' in denied.stderr
+
+
+def test_impersonation_with_kubectl_as(control_plane):
+    """`kubectl --as` (Impersonate-* headers): the admin may impersonate anyone, and the request
+    is then authorized as that user; a ServiceAccount may impersonate only what RBAC grants."""
+    token = token_for(control_plane, "robot")
+    as_robot = ("--as", "system:serviceaccount:default:robot")
+    assert control_plane.kubectl(*as_robot, "auth", "can-i", "list", "pods", check=False).stdout.strip() == "no"
+    denied = control_plane.kubectl(*as_robot, "get", "pods", check=False)
+    assert denied.stderr.strip() == FORBIDDEN_LIST_PODS
+    whoami = json.loads(control_plane.kubectl(*as_robot, "--as-group", "team", "auth", "whoami", "-o", "json").stdout)
+    assert whoami["status"]["userInfo"] == {"username": "system:serviceaccount:default:robot", "groups": ["team", "system:authenticated"]}
+    assert control_plane.kubectl("--as", "alice", "auth", "can-i", "get", "pods", check=False).stdout.strip() == "no"
+
+    # A ServiceAccount that may not impersonate is refused with the API server's message.
+    refused = control_plane.kubectl("--token", token, "--as", "alice", "get", "pods", check=False)
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): users "alice" is forbidden: User "system:serviceaccount:default:robot" '
+        'cannot impersonate resource "users" in API group "" at the cluster scope')
+    control_plane.kubectl("create", "clusterrole", "impersonate-alice", "--verb=impersonate", "--resource=users", "--resource-name=alice")
+    control_plane.kubectl("create", "clusterrolebinding", "robot-is-alice", "--clusterrole=impersonate-alice", "--serviceaccount=default:robot")
+    alice = json.loads(control_plane.kubectl("--token", token, "--as", "alice", "auth", "whoami", "-o", "json").stdout)
+    assert alice["status"]["userInfo"] == {"username": "alice", "groups": ["system:authenticated"]}
+    assert control_plane.kubectl("--token", token, "--as", "bob", "auth", "whoami", check=False).returncode == 1

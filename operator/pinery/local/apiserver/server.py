@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from pinery.local.apiserver import errors, rbac_defaults
+from pinery.local.apiserver import errors, impersonation, rbac_defaults
 from pinery.local.apiserver.access import ADMIN, ANONYMOUS_USER, USER_KEY, Access
 from pinery.local.apiserver.controllers import Controllers
 from pinery.local.apiserver.counters import RequestCounter
@@ -201,6 +201,9 @@ class LocalApiServer:
     async def _middleware(self, request: web.Request, handler) -> web.StreamResponse:
         try:
             user = self._authenticate(request)
+            if self.access is not None and impersonation.wants(request.headers.items()):
+                # After authentication, before authorization, as the API server's filter chain.
+                user = impersonation.impersonate(user, request.headers.items(), self.access.allowed)
             if self.access is not None and user is not ANONYMOUS_USER:
                 self.access.check(request, user)
             request[USER_KEY] = user
