@@ -61,11 +61,12 @@ def test_json_answers_to_aggregated_discovery_and_protobuf_accept(control_plane)
 
 
 def test_protobuf_bodies_of_other_kinds_are_415(control_plane):
-    body = b"k8s\x00\x0a\x0d\x0a\x02v1\x12\x03Pod\x12\x00"
-    response = control_plane.http("POST", "/api/v1/namespaces/default/pods", data=body, headers={"Content-Type": PROTOBUF})
+    # runtime.Unknown {1 typeMeta {1 "v1", 2 "PersistentVolumeClaim"}, 2 raw (empty)}
+    body = b"k8s\x00\x0a\x1b\x0a\x02v1\x12\x15PersistentVolumeClaim\x12\x00"
+    response = control_plane.http("POST", "/api/v1/namespaces/default/persistentvolumeclaims", data=body, headers={"Content-Type": PROTOBUF})
     assert response.status_code == 415
     assert response.json()["reason"] == "UnsupportedMediaType"
-    assert "Pod" in response.json()["message"]
+    assert "cannot read v1/PersistentVolumeClaim from protobuf" in response.json()["message"]
     garbage = control_plane.http("POST", "/api/v1/namespaces/default/configmaps", data=b"not protobuf", headers={"Content-Type": PROTOBUF})
     assert garbage.status_code == 415
 

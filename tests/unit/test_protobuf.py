@@ -8,7 +8,7 @@ import json
 import pytest
 
 from pinery.local.apiserver.protobuf import CONTENT_TYPE, MAGIC, ProtobufError, decode
-from pinery.local.apiserver.resources import BUILTIN_TYPES
+from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType
 from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
 
 # --- a minimal encoder, to build the messages the decoder must read ---------------------------
@@ -142,8 +142,8 @@ def test_negative_int64_and_unknown_fields_of_every_wire_type_are_read_past():
     [
         (b'{"kind": "Namespace"}', "does not start with the k8s"),
         (b"", "does not start with the k8s"),
-        (body("Deployment", meta(field(1, "d")), "apps/v1"), "cannot read apps/v1/Deployment from protobuf"),
-        (body("Service", meta(field(1, "s"))), "cannot read v1/Service"),
+        (body("DaemonSet", meta(field(1, "d")), "apps/v1"), "cannot read apps/v1/DaemonSet from protobuf"),
+        (body("Event", meta(field(1, "e"))), "cannot read v1/Event"),
         (MAGIC + field(2, b""), "cannot read ?/?"),
         (body("ConfigMap", meta(field(1, "x")), "v1", field(3, "gzip")), "unsupported content encoding"),
         (body("ConfigMap", meta(field(1, "x")))[:-3], "truncated data"),
@@ -165,19 +165,22 @@ def test_unreadable_bodies_raise_a_clear_protobuf_error(data, message):
 
 def test_the_refusal_of_another_kind_tells_the_user_what_works():
     with pytest.raises(ProtobufError) as caught:
-        decode(body("Service", meta(field(1, "s"))))
+        decode(body("PersistentVolumeClaim", meta(field(1, "data"))))
     text = str(caught.value)
-    assert "v1/Namespace, v1/ConfigMap, v1/Secret, v1/ServiceAccount" in text
+    assert "v1/Namespace, v1/ConfigMap, v1/Secret, v1/ServiceAccount, v1/Pod, v1/Service, apps/v1/Deployment, apps/v1/ReplicaSet" in text
     assert "--dry-run=client -o yaml | kubectl apply -f -" in text
 
 
 # --- the bytes real kubectl sends -------------------------------------------------------------
 
 
+QUOTAS = ResourceType("", "v1", "ResourceQuota", "resourcequotas", namespaced=True)  # served by the stub, not read in protobuf
+
+
 @pytest.fixture
 def stub(tmp_path):
     kubectl_binary()
-    with KubectlStub(list(BUILTIN_TYPES), tmp_path) as server:
+    with KubectlStub([*BUILTIN_TYPES, QUOTAS], tmp_path) as server:
         yield server
 
 
@@ -241,8 +244,8 @@ def test_kubectl_create_serviceaccount(stub):
 
 def test_other_generator_kinds_get_the_decoder_message(stub):
     # The server answers ProtobufError as 415; kubectl shows its message and does not retry in JSON.
-    result = stub.kubectl("create", "service", "clusterip", "web", "--tcp=80:8080")
+    result = stub.kubectl("create", "quota", "pods", "--hard=pods=2")
     assert result.returncode != 0
-    assert "cannot read v1/Service from protobuf" in result.stderr
+    assert "cannot read v1/ResourceQuota from protobuf" in result.stderr
     assert "--dry-run=client -o yaml | kubectl apply -f -" in result.stderr
     assert [r.content_type for r in stub.posts()] == [CONTENT_TYPE]

@@ -1,12 +1,16 @@
-"""Decode the protobuf request bodies of kubectl's generator commands.
+"""Decode the protobuf request bodies that kubectl and other Go clients send.
 
-`kubectl create namespace|configmap|secret generic|serviceaccount` send
+`kubectl create namespace|configmap|secret generic|serviceaccount|deployment|service ...` send
 `application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a `runtime.Unknown` message
 (1 typeMeta {1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding, 4 contentType) whose `raw` is the
-object's own message. This module turns those few kinds into the JSON shape the rest of the
-server works with. Field numbers are those of k8s.io/api/core/v1 and apimachinery's
+object's own message. This module turns the kinds in KINDS into the JSON shape the rest of the
+server works with. Field numbers are those of k8s.io/api core/v1 and apimachinery's
 generated.proto. Zero values that Go always writes (empty strings, 0, unset times) are left
 out, as `omitempty` would; `bytes` fields become base64 text, as in JSON.
+
+The workload kinds (Pod, Service, Deployment, ReplicaSet: `protobuf_workloads`) are read
+strictly: a field number not in their tables is refused, not skipped, and an empty nested
+message (`strategy`, `resources`, `status`) stays `{}`, as Go's JSON has it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import json
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
+
+from pinery.local.apiserver import protobuf_workloads
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -27,10 +33,17 @@ class ProtobufError(ValueError):
     """A body that is not a Kubernetes protobuf object this server can read."""
 
 
-# A message is {field number: (JSON name, type)}. Types: "str" and "int" (left out when zero),
-# "bool" and "optint" (pointers in Go: kept when sent), "bytes" (base64), "time" (RFC 3339),
-# "fieldsv1" (a message holding raw JSON bytes), "map" / "bytesmap" (map<string, string|bytes>), a nested message
-# (dict), or ("list", type) for repeated fields.
+# A message is {field number: (JSON name, type)}. Types: "str", "int" and "flag" (a Go bool:
+# left out when zero or false), "bool", "optint" and "optstr" (pointers in Go: kept when sent),
+# "bytes" (base64), "time" (RFC 3339), "fieldsv1" (a message holding raw JSON bytes),
+# "quantity" (resource.Quantity {1 string}: its text), "intorstr" / "optintorstr"
+# (intstr.IntOrString {1 type: 0 int, 1 string; 2 intVal; 3 strVal}: a number or a string, the
+# second a pointer), "objectmeta" (meta/v1 ObjectMeta, for the tables of other modules),
+# "map" / "bytesmap" / "quantitymap" (map<string, string|bytes|Quantity>), a nested message
+# (dict), ("list", type) for repeated fields, or ("inline", message) for an embedded Go struct
+# (`json:",inline"`), whose fields join the parent's.
+_POINTERS = ("bool", "optint", "optstr", "optintorstr")
+_MAP_VALUES = {"map": "str", "bytesmap": "bytes", "quantitymap": "quantity"}
 _TIME = "time"
 _OWNER_REFERENCE = {
     1: ("kind", "str"),
@@ -110,6 +123,9 @@ KINDS: dict[tuple[str, str], dict[int, tuple[str, Any]]] = {
         4: ("automountServiceAccountToken", "bool"),
     },
 }
+# Pod, Service, Deployment, ReplicaSet: read strictly (an unread field is refused, not dropped).
+KINDS.update(protobuf_workloads.KINDS)
+STRICT_KINDS = frozenset(protobuf_workloads.KINDS)
 # meta/v1 DeleteOptions (apimachinery pkg/apis/meta/v1/generated.proto), the body of a DELETE:
 # client-go sends it in the protobuf of the resource's own group version (`v1` for Helm's
 # release Secrets), and the API server reads it in any group version (delete.go, "per group
@@ -143,45 +159,63 @@ def decode(body: bytes) -> dict[str, Any]:
         known = ", ".join(f"{v}/{k}" for v, k in KINDS)
         raise ProtobufError(
             f"cannot read {api_version or '?'}/{kind or '?'} from protobuf: this server reads protobuf only for "
-            f"{known}; send JSON instead, e.g. `kubectl create ... --dry-run=client -o yaml | kubectl apply -f -`"
+            f"{known}; {_SEND_JSON}"
         )
-    obj = _message(envelope.get("raw", b""), fields, kind)
+    obj = _message(envelope.get("raw", b""), fields, kind, (api_version, kind) in STRICT_KINDS)
     return {"apiVersion": api_version, "kind": kind, **obj}
 
 
-def _message(data: bytes, fields: dict[int, tuple[str, Any]], what: str) -> dict[str, Any]:
+_SEND_JSON = "send JSON instead, e.g. `kubectl create ... --dry-run=client -o yaml | kubectl apply -f -`"
+
+
+def _message(data: bytes, fields: dict[int, tuple[str, Any]], what: str, strict: bool = False) -> dict[str, Any]:
+    """One message as a JSON object. Strict: an unknown field number is an error, and an empty
+    nested message that was sent is kept as {} (Go writes its struct fields; JSON shows them)."""
     out: dict[str, Any] = {}
     for number, wire, value in _fields(data, what):
         if number not in fields:
+            if strict:
+                raise ProtobufError(
+                    f"{what}: field {number} of this message is not read by this server, and dropping it would "
+                    f"lose data; {_SEND_JSON}"
+                )
             continue  # fields this server does not need, as any protobuf reader skips them
         name, kind = fields[number]
         where = f"{what}.{name}"
-        if isinstance(kind, tuple):
-            out.setdefault(name, []).append(_value(kind[1], wire, value, where))
-        elif kind in ("map", "bytesmap"):
-            key, item = _entry(kind, wire, value, where)
+        if isinstance(kind, tuple) and kind[0] == "inline":
+            out.update(_value(kind[1], wire, value, what, strict))
+        elif isinstance(kind, tuple):
+            items = out.setdefault(name, [])
+            if kind[1] == "int" and wire == _LEN:  # a packed repeated number
+                assert isinstance(value, bytes)
+                items.extend(_signed(n) for n in _packed(value, where))
+            else:
+                items.append(_value(kind[1], wire, value, f"{where}[{len(items)}]", strict))
+        elif isinstance(kind, str) and kind in _MAP_VALUES:
+            key, item = _entry(kind, wire, value, where, strict)
             out.setdefault(name, {})[key] = item
         else:
-            out[name] = _value(kind, wire, value, where)
-    return {k: v for k, v in out.items() if v not in ("", 0, None, {}, []) or _kept_when_zero(fields, k)}
+            out[name] = _value(kind, wire, value, where, strict)
+    dropped = ("", 0, None, []) if strict else ("", 0, None, {}, [])  # strict: a {} that was sent stays
+    return {k: v for k, v in out.items() if v not in dropped or _kept_when_zero(fields, k)}
 
 
 def _kept_when_zero(fields: dict[int, tuple[str, Any]], name: str) -> bool:
-    return any(n == name and kind in ("bool", "optint") for n, kind in fields.values())
+    return any(n == name and kind in _POINTERS for n, kind in fields.values())
 
 
-def _value(kind: Any, wire: int, value: int | bytes, where: str) -> Any:
-    if kind in ("int", "optint", "bool"):
+def _value(kind: Any, wire: int, value: int | bytes, where: str, strict: bool = False) -> Any:
+    if kind in ("int", "optint", "bool", "flag"):
         if wire != _VARINT:
             raise ProtobufError(f"{where}: expected a number, found wire type {wire}")
         assert isinstance(value, int)
-        if kind == "bool":
+        if kind in ("bool", "flag"):
             return value != 0
-        return value - (1 << 64) if value >= 1 << 63 else value  # int64 two's complement
+        return _signed(value)
     if wire != _LEN:
         raise ProtobufError(f"{where}: expected length-delimited data, found wire type {wire}")
     assert isinstance(value, bytes)
-    if kind == "str":
+    if kind in ("str", "optstr"):
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -191,33 +225,57 @@ def _value(kind: Any, wire: int, value: int | bytes, where: str) -> Any:
     if kind == "bytes":
         return base64.b64encode(value).decode("ascii")
     if kind == "fieldsv1":
-        raw = _message(value, {1: ("raw", "raw")}, where).get("raw", b"")
+        raw = _message(value, {1: ("raw", "raw")}, where, strict).get("raw", b"")
         try:
             return json.loads(raw) if raw else None
         except ValueError as exc:
             raise ProtobufError(f"{where}: invalid JSON") from exc
     if kind == _TIME:
-        return _time(value, where)
+        return _time(value, where, strict)
+    if kind == "quantity":
+        return _message(value, {1: ("string", "str")}, where, strict).get("string", "")
+    if kind in ("intorstr", "optintorstr"):
+        parts = _message(value, _INT_OR_STRING, where, strict)
+        if parts.get("type", 0) not in (0, 1):
+            raise ProtobufError(f"{where}: IntOrString of unknown type {parts['type']}")
+        return parts.get("strVal", "") if parts.get("type") == 1 else parts.get("intVal", 0)
+    if kind == "objectmeta":
+        return _message(value, _OBJECT_META, where, strict)
     if isinstance(kind, dict):
-        return _message(value, kind, where)
+        return _message(value, kind, where, strict)
     raise AssertionError(kind)
 
 
-def _entry(kind: str, wire: int, value: int | bytes, where: str) -> tuple[str, str]:
+_INT_OR_STRING = {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "str")}  # apimachinery pkg/util/intstr/generated.proto
+
+
+def _entry(kind: str, wire: int, value: int | bytes, where: str, strict: bool) -> tuple[str, Any]:
     """One map entry: a message with key = 1, value = 2."""
     if wire != _LEN:
         raise ProtobufError(f"{where}: expected a map entry, found wire type {wire}")
     assert isinstance(value, bytes)
-    entry = _message(value, {1: ("key", "str"), 2: ("value", "bytes" if kind == "bytesmap" else "str")}, where)
+    entry = _message(value, {1: ("key", "str"), 2: ("value", _MAP_VALUES[kind])}, where, strict)
     return entry.get("key", ""), entry.get("value", "")
 
 
-def _time(value: bytes, where: str) -> str | None:
-    parts = _message(value, {1: ("seconds", "int"), 2: ("nanos", "int")}, where)
+def _time(value: bytes, where: str, strict: bool) -> str | None:
+    parts = _message(value, {1: ("seconds", "int"), 2: ("nanos", "int")}, where, strict)
     if not parts:
         return None
     moment = datetime.fromtimestamp(parts.get("seconds", 0), tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _signed(number: int) -> int:
+    return number - (1 << 64) if number >= 1 << 63 else number  # int64 two's complement
+
+
+def _packed(data: bytes, where: str) -> Iterator[int]:
+    """The numbers of a packed repeated field (Go writes them unpacked; others may not)."""
+    pos = 0
+    while pos < len(data):
+        number, pos = _varint(data, pos, where)
+        yield number
 
 
 def _fields(data: bytes, what: str) -> Iterator[tuple[int, int, int | bytes]]:
