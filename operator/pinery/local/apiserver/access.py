@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pinery.local.apiserver import errors, protobuf
+from pinery.local.apiserver import errors, protobuf, protobuf_workloads
 from pinery.local.apiserver.objectmeta import now
 from pinery.local.apiserver.rbac import (
     ANONYMOUS, AUTHENTICATED, SYSTEM_MASTERS, UNAUTHENTICATED, Attributes, User, authorize, forbidden_status, rules_for,
@@ -236,8 +236,11 @@ _RULE = {1: ("verbs", ("list", "str")), 2: ("apiGroups", ("list", "str")), 3: ("
          4: ("resourceNames", ("list", "str")), 5: ("nonResourceURLs", ("list", "str"))}
 _SUBJECT = {1: ("kind", "str"), 2: ("apiGroup", "str"), 3: ("name", "str"), 4: ("namespace", "str")}
 _ROLE_REF = {1: ("apiGroup", "str"), 2: ("kind", "str"), 3: ("name", "str")}
-for _kind in ("Role", "ClusterRole"):
-    protobuf.KINDS.setdefault(("rbac.authorization.k8s.io/v1", _kind), {1: ("metadata", _OBJECT_META), 2: ("rules", ("list", _RULE))})
+protobuf.KINDS.setdefault(("rbac.authorization.k8s.io/v1", "Role"), {1: ("metadata", _OBJECT_META), 2: ("rules", ("list", _RULE))})
+# `--aggregation-rule`: ClusterRole field 3, AggregationRule{clusterRoleSelectors: []LabelSelector}.
+protobuf.KINDS.setdefault(("rbac.authorization.k8s.io/v1", "ClusterRole"), {
+    1: ("metadata", _OBJECT_META), 2: ("rules", ("list", _RULE)),
+    3: ("aggregationRule", {1: ("clusterRoleSelectors", ("list", protobuf_workloads.LABEL_SELECTOR))})})
 for _kind in ("RoleBinding", "ClusterRoleBinding"):
     protobuf.KINDS.setdefault(("rbac.authorization.k8s.io/v1", _kind), {
         1: ("metadata", _OBJECT_META), 2: ("subjects", ("list", _SUBJECT)), 3: ("roleRef", _ROLE_REF)})

@@ -4,6 +4,8 @@
   `Established`, keep the `customresourcecleanup.apiextensions.k8s.io` finalizer, and on
   deletion delete every custom resource (each waits for its own finalizers) before the CRD goes;
 - service accounts: a `default` ServiceAccount in every namespace;
+- ClusterRole aggregation: a ClusterRole with an aggregationRule holds the rules of the
+  ClusterRoles its selectors match (rbac_aggregation), re-computed on every ClusterRole event;
 - garbage collection and namespace deletion (`gc`).
 
 Watch events queue work items (deduplicated); one task works through them on the event loop.
@@ -13,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import logging
 from typing import Any, Callable
 
-from pinery.local.apiserver import errors
+from pinery.local.apiserver import errors, rbac_aggregation
 from pinery.local.apiserver.apps_controllers import AppsControllers, apps_work
 from pinery.local.apiserver.gc import GarbageCollector, NamespaceController, gc_work
 from pinery.local.apiserver.objectmeta import is_deleting, now
@@ -29,12 +32,14 @@ from pinery.local.apiserver.operations import (
     DeleteOptions,
     WriteOptions,
 )
+from pinery.local.apiserver.patch import APPLY
 from pinery.local.apiserver.resources import types_from_crd
 from pinery.local.apiserver.watch import WatchEvent
 
 log = logging.getLogger(__name__)
 CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"
 SERVICE_ACCOUNT_KEY = ("", "serviceaccounts")
+CLUSTER_ROLE_KEY = ("rbac.authorization.k8s.io", "clusterroles")
 
 
 def _condition(kind: str, reason: str, message: str) -> dict[str, Any]:
@@ -98,6 +103,8 @@ class Controllers:
                 self.enqueue(("namespace", m["name"]))
         elif event.key == SERVICE_ACCOUNT_KEY and event.type == "DELETED" and m.get("name") == "default":
             self.enqueue(("serviceaccount", m.get("namespace")))
+        elif event.key == CLUSTER_ROLE_KEY:
+            self.enqueue_aggregated_roles()
         for item in gc_work(event) + apps_work(event):
             self.enqueue(item)
         ns = m.get("namespace")
@@ -128,6 +135,7 @@ class Controllers:
                 self.enqueue(("owner", m["uid"]))
         for item in self.apps.resync():
             self.enqueue(item)
+        self.enqueue_aggregated_roles()
 
     # Running
 
@@ -186,6 +194,8 @@ class Controllers:
             self.gc.process_owner(item[1])
         elif kind in ("deployment", "replicaset"):
             self.apps.process(item)
+        elif kind == "clusterrole":
+            self.aggregate_cluster_role(item[1])
         elif kind == "check":
             _, key, ns, name = item
             obj = self.store.get(key, ns, name)
@@ -270,3 +280,30 @@ class Controllers:
         except errors.ApiError as exc:
             if exc.code not in (403, 409):
                 raise
+
+    # ClusterRole aggregation
+
+    def enqueue_aggregated_roles(self) -> None:
+        """Any ClusterRole event queues every aggregated ClusterRole (upstream's `enqueue`: the
+        roles are few and which one selects which is not tracked)."""
+        for role in self.store.iterate(CLUSTER_ROLE_KEY):
+            if rbac_aggregation.is_aggregated(role):
+                self.enqueue(("clusterrole", role["metadata"]["name"]))
+
+    def aggregate_cluster_role(self, name: str) -> None:
+        role = self.store.get(CLUSTER_ROLE_KEY, "", name)
+        if role is None:
+            return
+        rules = rbac_aggregation.sync(role, list(self.store.iterate(CLUSTER_ROLE_KEY)))
+        if rules is None:
+            return
+        rtype = self.api.registry.lookup("rbac.authorization.k8s.io", "v1", "clusterroles")
+        assert rtype is not None
+        opts = WriteOptions(field_manager=rbac_aggregation.FIELD_MANAGER, force=True)
+        self.api.patch(rtype, "", name, APPLY, json.dumps(rbac_aggregation.apply_config(name, rules)).encode(), opts)
+        current = self.store.get(CLUSTER_ROLE_KEY, "", name)
+        if current is not None and rbac_aggregation.needs_write(current, rules):
+            # Rules another manager owns stay through an apply that leaves them out: update them.
+            new = copy.deepcopy(current)
+            new["rules"] = rules
+            self.api.write_update(rtype, current, new, WriteOptions(field_manager=rbac_aggregation.FIELD_MANAGER))

@@ -5,7 +5,9 @@ The rules of kubernetes/kubernetes pkg/apis/rbac/validation/validation.go users 
 non-resource URLs only in ClusterRoles and never mixed with resources),
 `ValidateRoleBinding`/`ValidateClusterRoleBinding` (roleRef apiGroup, kind, name;
 `ValidateRoleBindingSubject`) and the `...Update` functions (roleRef cannot change).
-A ClusterRole with an aggregationRule is stored as given; aggregation is not evaluated.
+A ClusterRole with an aggregationRule needs at least one clusterRoleSelector; its rules are
+stored unchecked, and the aggregation controller (rbac_aggregation, controllers.py) replaces
+them with the rules of the ClusterRoles its selectors match.
 """
 
 from __future__ import annotations
@@ -74,7 +76,9 @@ def binding_problems(binding: dict[str, Any], cluster: bool) -> list[FieldError]
 
 def validate(kind: str, obj: dict[str, Any]) -> list[FieldError]:
     if kind in ("Role", "ClusterRole"):
-        if kind == "ClusterRole" and obj.get("aggregationRule"):
+        if kind == "ClusterRole" and obj.get("aggregationRule") is not None:
+            if not (obj.get("aggregationRule") or {}).get("clusterRoleSelectors"):
+                return [FieldError("aggregationRule.clusterRoleSelectors", "Required value: at least one clusterRoleSelector required if aggregationRule is non-nil")]
             return []
         return rule_problems(obj.get("rules") or [], namespaced=kind == "Role")
     if kind in ("RoleBinding", "ClusterRoleBinding"):
