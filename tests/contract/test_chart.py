@@ -182,6 +182,18 @@ def rbac_objects(objects):
     return {kind: of_kind(objects, kind) for kind in RBAC_KINDS}
 
 
+AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
+
+
+def for_users(obj) -> bool:
+    """The user-facing ClusterRoles that aggregate into admin/edit/view (no binding of the chart's)."""
+    return any(k.startswith(AGGREGATE_TO) for k in (obj["metadata"].get("labels") or {}))
+
+
+def operator_objects(objects):
+    return [o for o in objects if not for_users(o)]
+
+
 def test_no_wildcards_anywhere(rendered):
     _, _, objects = rendered
     assert rbac_objects(objects)["ClusterRole"], "no RBAC rendered: nothing was checked"
@@ -190,7 +202,7 @@ def test_no_wildcards_anywhere(rendered):
 
 def test_cluster_wide_mode_grants_exactly_what_the_operator_needs():
     for values, extra in (({}, {}), ({"replicas": 3}, CLUSTER_PEERING)):
-        objects = render(values)
+        objects = operator_objects(render(values))
         rbac = rbac_objects(objects)
         assert rbac["Role"] == [] and rbac["RoleBinding"] == []
         role = one(objects, "ClusterRole")
@@ -203,7 +215,7 @@ def test_cluster_wide_mode_grants_exactly_what_the_operator_needs():
 @pytest.mark.parametrize("name", ["namespaced", "ha-namespaced"])
 def test_namespaced_mode_has_a_role_in_each_watched_namespace(name):
     values = VALUE_SETS[name]
-    objects = render(values)
+    objects = operator_objects(render(values))
     roles = {(r["metadata"]["namespace"], r["metadata"]["name"]): r for r in of_kind(objects, "Role")}
     bindings = {(b["metadata"]["namespace"], b["metadata"]["name"]): b for b in of_kind(objects, "RoleBinding")}
     assert roles.keys() == bindings.keys()
@@ -237,6 +249,37 @@ def test_rbac_can_be_left_to_the_cluster_admin():
     assert not any(rbac_objects(objects).values()) and of_kind(objects, "ServiceAccount") == []
     pod, _ = deployment_container(objects)
     assert pod["serviceAccountName"] == "ops"
+
+
+PINERY_KINDS = ("vectorindexes", "fsdpjobs")
+EDIT_VERBS = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+
+@pytest.mark.parametrize("name", ["default", "namespaced"])
+def test_user_roles_aggregate_into_the_default_roles(name):
+    """pinery-edit (into admin and edit) and pinery-view (into view), as cert-manager ships its
+    cert-manager-edit/-view: labels only, never bound by the chart, in both watch modes."""
+    objects = render({} if name == "default" else VALUE_SETS[name])
+    roles = {o["metadata"]["name"]: o for o in of_kind(objects, "ClusterRole") if for_users(o)}
+    assert roles.keys() == {"pinery-edit", "pinery-view"}
+    aggregate = {n: {k[len(AGGREGATE_TO):] for k, v in r["metadata"]["labels"].items() if k.startswith(AGGREGATE_TO) and v == "true"}
+                 for n, r in roles.items()}
+    assert aggregate == {"pinery-edit": {"admin", "edit"}, "pinery-view": {"view"}}
+    assert permissions(roles["pinery-edit"]["rules"]) == {
+        **{("pinery.dev", r): EDIT_VERBS for r in PINERY_KINDS}, **{("pinery.dev", f"{r}/status"): {"get"} for r in PINERY_KINDS}}
+    assert permissions(roles["pinery-view"]["rules"]) == {
+        ("pinery.dev", r): {"get", "list", "watch"} for k in PINERY_KINDS for r in (k, f"{k}/status")}
+    refs = [b["roleRef"]["name"] for b in objects if b["kind"] in ("ClusterRoleBinding", "RoleBinding")]
+    assert not set(refs) & roles.keys()
+
+
+def test_user_roles_can_be_turned_off():
+    for values in ({"rbac": {"aggregateToDefaultRoles": False}}, {"rbac": {"create": False}}):
+        objects = render(values)
+        assert not [o for o in objects if for_users(o)], values
+    # Turning them off leaves the operator's own RBAC as it was.
+    kept = [(o["kind"], o["metadata"]["name"]) for o in render({"rbac": {"aggregateToDefaultRoles": False}}) if o["kind"] in RBAC_KINDS]
+    assert kept == [(o["kind"], o["metadata"]["name"]) for o in operator_objects(render({})) if o["kind"] in RBAC_KINDS]
 
 
 def assert_binds_operator(binding, objects):
