@@ -5,6 +5,7 @@ The 403 message is apiserver responsewriters.ForbiddenStatusError's."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import yaml
@@ -15,6 +16,17 @@ FORBIDDEN_LIST_PODS = (
     'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:robot" '
     'cannot list resource "pods" in API group "" in the namespace "default"'
 )
+
+
+def eventually(probe, expected, timeout: float = 10.0):
+    """What probe() returns once it equals expected (the aggregation controller works
+    asynchronously, as kube-controller-manager does); the last value if it never does."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value == expected or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
 
 
 def token_for(plane, account: str, namespace: str = "default") -> str:
@@ -146,3 +158,107 @@ def test_impersonation_with_kubectl_as(control_plane):
     alice = json.loads(control_plane.kubectl("--token", token, "--as", "alice", "auth", "whoami", "-o", "json").stdout)
     assert alice["status"]["userInfo"] == {"username": "alice", "groups": ["system:authenticated"]}
     assert control_plane.kubectl("--token", token, "--as", "bob", "auth", "whoami", check=False).returncode == 1
+
+
+def test_default_roles_aggregate_the_charts_pinery_roles(control_plane):
+    """The chart's pinery-edit and pinery-view ClusterRoles aggregate into the default `admin`,
+    `edit` and `view` (the ClusterRole aggregation controller), so a RoleBinding to `edit` or
+    `view` in a namespace is all a namespaced user needs."""
+    from tests.contract.chart_support import RELEASE_NAMESPACE, render
+
+    control_plane.install_crds()
+    control_plane.kubectl("create", "namespace", RELEASE_NAMESPACE)
+    control_plane.kubectl("create", "namespace", "team-a")
+    objects = [o for o in render({}) if o["kind"] in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")]
+    assert {"pinery-edit", "pinery-view"} <= {o["metadata"]["name"] for o in objects if o["kind"] == "ClusterRole"}
+    control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    token = token_for(control_plane, "alice-sa", "team-a")
+    alice = "system:serviceaccount:team-a:alice-sa"
+
+    def can(*args: str, who: tuple[str, ...] = ("--token", token)) -> str:
+        return control_plane.kubectl(*who, "auth", "can-i", *args, check=False).stdout.strip()
+
+    assert can("create", "vectorindexes.pinery.dev", "-n", "team-a") == "no"
+    control_plane.kubectl("create", "rolebinding", "alice-edits", "--clusterrole=edit", "--serviceaccount=team-a:alice-sa", "-n", "team-a")
+    status = "--subresource=status"  # `TYPE/NAME` would name an object, not the subresource
+    assert eventually(lambda: can("create", "vectorindexes.pinery.dev", "-n", "team-a"), "yes") == "yes"
+    for args in [("delete", "fsdpjobs.pinery.dev"), ("deletecollection", "fsdpjobs.pinery.dev"), ("get", "vectorindexes.pinery.dev", status),
+                 ("list", "pods"), ("create", "deployments.apps"), ("get", "secrets")]:
+        assert can(*args, "-n", "team-a") == "yes", args
+    for args in [("patch", "vectorindexes.pinery.dev", status), ("update", "fsdpjobs.pinery.dev", status),
+                 ("create", "rolebindings.rbac.authorization.k8s.io")]:
+        assert can(*args, "-n", "team-a") == "no", args
+    assert can("create", "vectorindexes.pinery.dev", "-n", "default") == "no"
+    # The same through impersonation, by the admin.
+    assert can("create", "fsdpjobs.pinery.dev", "-n", "team-a", who=("--as", alice)) == "yes"
+    assert can("create", "fsdpjobs.pinery.dev", "-n", "default", who=("--as", alice)) == "no"
+
+    edit = yaml.safe_load(control_plane.kubectl("get", "clusterrole", "edit", "-o", "yaml").stdout)
+    assert edit["aggregationRule"] == {"clusterRoleSelectors": [{"matchLabels": {"rbac.authorization.k8s.io/aggregate-to-edit": "true"}}]}
+    pinery_edit = yaml.safe_load(control_plane.kubectl("get", "clusterrole", "pinery-edit", "-o", "yaml").stdout)
+    pinery_view = yaml.safe_load(control_plane.kubectl("get", "clusterrole", "pinery-view", "-o", "yaml").stdout)
+    for rule in pinery_edit["rules"] + pinery_view["rules"]:
+        assert rule in edit["rules"], rule
+    admin = yaml.safe_load(control_plane.kubectl("get", "clusterrole", "admin", "-o", "yaml").stdout)
+    assert all(rule in admin["rules"] for rule in edit["rules"])
+    shown = yaml.safe_load(control_plane.kubectl("get", "clusterrole", "edit", "-o", "yaml", "--show-managed-fields").stdout)
+    managers = {(f["manager"], f["operation"]) for f in shown["metadata"]["managedFields"]}
+    assert ("clusterrole-aggregation-controller", "Apply") in managers
+
+    # view: reads, no writes.
+    control_plane.kubectl("delete", "rolebinding", "alice-edits", "-n", "team-a")
+    control_plane.kubectl("create", "rolebinding", "alice-views", "--clusterrole=view", "--serviceaccount=team-a:alice-sa", "-n", "team-a")
+    assert can("create", "vectorindexes.pinery.dev", "-n", "team-a") == "no"
+    assert can("list", "vectorindexes.pinery.dev", "-n", "team-a") == "yes"
+    assert can("get", "fsdpjobs.pinery.dev", "--subresource=status", "-n", "team-a") == "yes"
+    assert can("get", "secrets", "-n", "team-a") == "no"
+    assert "No resources found" in control_plane.kubectl("--token", token, "get", "vectorindexes", "-n", "team-a").stderr
+    denied = control_plane.kubectl("--token", token, "get", "vectorindexes", "-n", "default", check=False)
+    assert f'User "{alice}" cannot list resource "vectorindexes" in API group "pinery.dev" in the namespace "default"' in denied.stderr
+
+    # Deleting pinery-edit takes its rules out of edit and admin; view keeps pinery-view's.
+    control_plane.kubectl("delete", "clusterrole", "pinery-edit")
+    only_edit = [r for r in pinery_edit["rules"] if r not in pinery_view["rules"]]
+
+    def edit_rules() -> list:
+        return yaml.safe_load(control_plane.kubectl("get", "clusterrole", "edit", "-o", "yaml").stdout)["rules"]
+
+    eventually(lambda: any(rule in edit_rules() for rule in only_edit), False)
+    edit = {"rules": edit_rules()}
+    assert only_edit and not any(rule in edit["rules"] for rule in only_edit)
+    admin = yaml.safe_load(control_plane.kubectl("get", "clusterrole", "admin", "-o", "yaml").stdout)
+    assert not any(rule in admin["rules"] for rule in only_edit)
+    assert all(rule in edit["rules"] for rule in pinery_view["rules"])
+    control_plane.kubectl("create", "rolebinding", "alice-edits", "--clusterrole=edit", "--serviceaccount=team-a:alice-sa", "-n", "team-a")
+    assert can("create", "vectorindexes.pinery.dev", "-n", "team-a") == "no"
+    assert can("list", "vectorindexes.pinery.dev", "-n", "team-a") == "yes"
+
+
+def test_an_aggregated_cluster_role_follows_its_selected_roles(control_plane):
+    """A ClusterRole of one's own with an aggregationRule (matchExpressions too), as
+    `kubectl create clusterrole --aggregation-rule` makes it."""
+    control_plane.kubectl("create", "clusterrole", "monitoring", "--aggregation-rule=example.com/aggregate-to-monitoring=true")
+    assert yaml.safe_load(control_plane.kubectl("get", "clusterrole", "monitoring", "-o", "yaml").stdout).get("rules") in (None, [])
+    control_plane.kubectl("create", "clusterrole", "b-pods", "--verb=get,list", "--resource=pods")
+    control_plane.kubectl("create", "clusterrole", "a-services", "--verb=get", "--resource=services")
+    control_plane.kubectl("label", "clusterrole", "b-pods", "a-services", "example.com/aggregate-to-monitoring=true")
+
+    def rules() -> list:
+        return yaml.safe_load(control_plane.kubectl("get", "clusterrole", "monitoring", "-o", "yaml").stdout).get("rules") or []
+
+    services = {"apiGroups": [""], "resources": ["services"], "verbs": ["get"]}
+    pods = {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}
+    assert eventually(rules, [services, pods]) == [services, pods]  # by role name: a-services first
+    control_plane.kubectl("patch", "clusterrole", "b-pods", "--type=json", "-p", '[{"op":"add","path":"/rules/0/verbs/-","value":"watch"}]')
+    pods = {**pods, "verbs": ["get", "list", "watch"]}
+    assert eventually(rules, [services, pods]) == [services, pods]
+    control_plane.kubectl("label", "clusterrole", "a-services", "example.com/aggregate-to-monitoring-")
+    assert eventually(rules, [pods]) == [pods]
+    control_plane.kubectl("patch", "clusterrole", "monitoring", "--type=merge", "-p", '{"aggregationRule":{"clusterRoleSelectors":[{"matchExpressions":[{"key":"tier","operator":"In","values":["gold"]}]}]}}')
+    assert eventually(rules, []) == []
+    control_plane.kubectl("label", "clusterrole", "a-services", "tier=gold")
+    assert eventually(rules, [services]) == [services]
+    token = token_for(control_plane, "robot")
+    control_plane.kubectl("create", "clusterrolebinding", "robot-monitors", "--clusterrole=monitoring", "--serviceaccount=default:robot")
+    assert control_plane.kubectl("--token", token, "auth", "can-i", "get", "services", "-n", "kube-system").stdout.strip() == "yes"
+    assert control_plane.kubectl("--token", token, "auth", "can-i", "get", "pods", check=False).stdout.strip() == "no"
