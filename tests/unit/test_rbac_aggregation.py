@@ -138,3 +138,30 @@ def test_rules_compare_as_semantic_equality_does():
     # Order of the values within a rule matters, as it does to DeepEqual.
     c = role("c", BAR, [{"verbs": ["list", "get"], "apiGroups": [""], "resources": ["pods"]}])
     assert len(agg.aggregated_rules(combined, [a, c])) == 2
+
+
+def test_an_aggregation_rule_needs_a_selector():
+    from pinery.local.apiserver.rbac_validation import validate
+
+    problems = validate("ClusterRole", {"metadata": {"name": "x"}, "aggregationRule": {}})
+    assert [(p.path, p.message) for p in problems] == [
+        ("aggregationRule.clusterRoleSelectors", "Required value: at least one clusterRoleSelector required if aggregationRule is non-nil")]
+    assert validate("ClusterRole", selector_role({"matchLabels": BAR})) == []
+
+
+def test_the_default_roles_aggregate_admin_over_edit_over_view():
+    from pinery.local.apiserver import rbac_defaults
+
+    roles = {r["metadata"]["name"]: r for r in rbac_defaults.cluster_roles()}
+    # The bootstrap order, as the controller converges: view, then edit (view's rules and
+    # system:aggregate-to-edit's), then admin (edit's and system:aggregate-to-admin's).
+    for name in ("view", "edit", "admin"):
+        roles[name] = {**roles[name], "rules": agg.aggregated_rules(roles[name], roles.values())}
+    view, edit, admin = (roles[n]["rules"] for n in ("view", "edit", "admin"))
+    assert view == roles["system:aggregate-to-view"]["rules"]
+    assert edit == roles["system:aggregate-to-edit"]["rules"] + view  # by name: "system:..." before "view"
+    assert all(r in admin for r in edit) and all(r in admin for r in roles["system:aggregate-to-admin"]["rules"])
+    assert {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings", "roles"],
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]} in admin
+    assert not any("rbac.authorization.k8s.io" in r.get("apiGroups", []) for r in edit)
+    assert all(set(r["verbs"]) <= {"get", "list", "watch"} for r in view)
