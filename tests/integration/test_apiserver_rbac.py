@@ -121,8 +121,12 @@ def test_the_charts_rbac_allows_what_the_operator_does(control_plane):
     control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(objects))
     token = control_plane.kubectl("create", "token", "pinery", "-n", RELEASE_NAMESPACE).stdout.strip()
 
-    def can(*args: str) -> str:
-        return control_plane.kubectl("--token", token, "auth", "can-i", *args, check=False).stdout.strip()
+    def can(verb: str, resource: str, *args: str) -> str:
+        # `kubectl auth can-i patch x/status` would ask about the object named "status":
+        # a subresource goes in --subresource.
+        resource, _, sub = resource.partition("/")
+        extra = ("--subresource", sub) if sub else ()
+        return control_plane.kubectl("--token", token, "auth", "can-i", verb, resource, *extra, *args, check=False).stdout.strip()
 
     for verb, resource in [
         ("watch", "vectorindexes.pinery.dev"), ("patch", "fsdpjobs.pinery.dev/status"), ("update", "fsdpjobs.pinery.dev/finalizers"),
