@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from pinery.schema.errors import FieldError
+from pinery.schema.markers import IMMUTABLE
 
 GROUP = "pinery.dev"
 VERSION = "v1alpha1"
@@ -40,11 +41,6 @@ def controller_reference(kind: str, name: str, uid: str) -> dict[str, Any]:
 def has_finalizer(meta: dict[str, Any]) -> bool:
     """Whether the object can no longer vanish without the operator's finalizer running."""
     return FINALIZER in (meta.get("finalizers") or [])
-
-# JSON-schema marker for fields that cannot change after creation.
-#   "value":    the field may not be added, removed or changed;
-#   "presence": the field may not be added or removed, but its own fields follow their markers.
-IMMUTABLE = "x-pinery-immutable"
 
 
 class ApiModel(BaseModel):

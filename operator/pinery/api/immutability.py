@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pinery.api.base import IMMUTABLE
 from pinery.schema.convert import to_structural
 from pinery.schema.errors import join_path
+from pinery.schema.markers import IMMUTABLE
 from pinery.schema.prune import apply_defaults
 
 _MISSING = object()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pinery.api.base import IMMUTABLE
+from pinery.schema.markers import IMMUTABLE
 from pinery.schema.validate import json_type
 
 # Keys a converted node may carry (value validations and Kubernetes extensions).
@@ -177,7 +177,7 @@ def _fold_pattern_properties(node: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 def _immutability_rules(node: dict[str, Any], out: dict[str, Any]) -> list[dict[str, str]]:
-    """CEL transition rules for the properties marked immutable (see pinery.api.base)."""
+    """CEL transition rules for the properties marked immutable (see pinery.schema.markers)."""
     rules = []
     always_present = set(out.get("required", []))
     for name, sub in node.get("properties", {}).items():
