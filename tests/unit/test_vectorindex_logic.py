@@ -11,7 +11,7 @@ from pinery.vectorindex.desired import configure_changes, create_request
 from pinery.backoff import backoff
 from pinery.vectorindex.errors import PineconeFailure, classify, outcome_unknown, redact
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags, tag_value
-from pinery.vectorindex.reconcile import (
+from pinery.vectorindex.decisions import (
     Event, Identity, decide, decide_deletion, landing_deadline, pass_events, refuse_immutable_change,
 )
 from pinery.vectorindex.schedule import Timing, current_sweep, next_sweep, readiness_delay

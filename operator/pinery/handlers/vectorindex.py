@@ -35,7 +35,7 @@ from pinery.services import Services
 from pinery.settings import OperatorSettings
 from pinery.vectorindex import accepted
 from pinery.vectorindex.errors import classify, outcome_unknown
-from pinery.vectorindex.reconcile import (
+from pinery.vectorindex.decisions import (
     CREATE_SENT_AT, Cond, Event, Identity, Step, decide, decide_deletion, landing_deadline, pass_events,
     refuse_immutable_change,
 )
