@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 FUZZ_EXAMPLES ?= 1000
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test fuzz chaos faults compat compat-venvs bench bench-quick crds check-crds deploy check-deploy validate-examples clean
+.PHONY: help install demo test unit lint fmt fuzz chaos faults compat compat-venvs bench bench-quick crds check-crds deploy check-deploy validate-examples clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -32,6 +32,20 @@ COMPAT_TEST_CLIENTS := pinecone-7,pinecone-10,pinecone-7-grpc
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/python compat/run.py --install-only --clients $(COMPAT_TEST_CLIENTS)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+unit: $(STAMP)  ## the fast suite: tests/unit (about a minute)
+	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+# The sources ruff and mypy read; import-linter reads the contracts in .importlinter.
+LINT_PATHS := operator trainer tests compat benchmarks tools
+
+lint: $(STAMP)  ## ruff (pyflakes, bugbear, isort, pycodestyle), mypy, and the layer contracts of .importlinter
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/mypy -p pinery -p pinery_trainer
+	PYTHONPATH=operator:trainer $(BIN)/lint-imports
+
+fmt: $(STAMP)  ## apply ruff's safe fixes (import order, unused imports and the like)
+	$(BIN)/ruff check --fix $(LINT_PATHS)
 
 fuzz: $(STAMP)  ## the fuzz and security suites with FUZZ_EXAMPLES examples per property, random seeds
 	PINERY_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz tests/security --hypothesis-show-statistics $(PYTEST_ARGS)
