@@ -177,7 +177,8 @@ def test_a_restarted_runner_reports_lost_pods_and_restarts_others(pod_runner):
     # A runner that dies without stopping its pods leaves their processes behind; its successor
     # kills them. Here the runner stops cleanly (as `pinery local down`): processes end too.
     pod_runner.stop()
-    assert not any(alive(pid) for pid in pids)
+    left = [pid for pid in pids if alive(pid)]
+    assert not left, f"processes outlived the runner: {left}"
     # A process left by a runner that died (same marker) is found and killed at the next start.
     leftover = subprocess.Popen(["sleep", "300"], env={"PATH": "/usr/bin:/bin", "PINERY_LOCAL_OWNER": pod_runner.owner},
                                 start_new_session=True)

@@ -14,6 +14,7 @@ other systems only the process group is signalled).
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 import signal
@@ -71,7 +72,9 @@ class Output:
         self._pipes = [os.pipe(), os.pipe()]
         self.stdout, self.stderr = self._pipes[0][1], self._pipes[1][1]
         self._transports: list[asyncio.BaseTransport] = []
-        self._open = 0
+        # Both streams count from the start: a container that has already exited when the copy
+        # connects ends stdout before stderr is connected, and that must not close the log.
+        self._open = len(self._pipes)
         self._done: asyncio.Future | None = None
 
     async def connect(self) -> None:
@@ -82,15 +85,17 @@ class Output:
             transport, _ = await loop.connect_read_pipe(
                 lambda stream=stream: _Copier(self, crilog.LineSplitter(stream)), os.fdopen(read_end, "rb", buffering=0))
             self._transports.append(transport)
-            self._open += 1
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
         try:
             while view:
                 view = view[os.write(self._log, view):]
-        except OSError:
-            pass  # a full disk loses output, as it would on a node; the container goes on
+        except OSError as exc:
+            # A full disk loses output, as it would on a node, and the container goes on; any
+            # other error (a closed descriptor) is a bug, not to be hidden.
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise
 
     def stream_ended(self) -> None:
         self._open -= 1
@@ -176,7 +181,10 @@ def kill_marked(variable: str, value: str, wait: float = 2.0) -> int:
     deadline = time.monotonic() + wait
     while True:
         pids = [pid for pid in marked(variable, value) if not ended(pid)]
-        if not pids or time.monotonic() > deadline:
+        # A dying process loses its environment (marked() no longer finds it) before it has
+        # ended: wait for those already killed too, or one may still be exiting on return.
+        exiting = [pid for pid in killed if not ended(pid)]
+        if not (pids or exiting) or time.monotonic() > deadline:
             return len(killed)
         for pid in pids:
             try:

@@ -543,11 +543,15 @@ class PodRunner:
         state.pid, state.state, state.reason, state.message = process.pid, "running", "", ""
         state.started_at, state.finished_at, state.exit_code = now(), None, None
         await self._write_status(worker)
-        code = processes.exit_code(await process.wait())
-        # A container's end is its cgroup's end: nothing it started outlives it.
-        await processes.reap(process, self._marker(worker, state.name))
-        # Only now: what the container started may have held its output pipes until reaped.
-        await output.drain()
+        try:
+            code = processes.exit_code(await process.wait())
+            # A container's end is its cgroup's end: nothing it started outlives it.
+            await processes.reap(process, self._marker(worker, state.name))
+        finally:
+            # Only now: what the container started may have held its output pipes until reaped.
+            # Stopped or not, the whole output is in the file and the file closed before the
+            # status, the termination message or a next attempt (which renames it) reads it.
+            await output.drain()
         worker.processes.pop(state.name, None)
         policy = container.get("terminationMessagePolicy", "File")
         written = message_file.read_text(errors="replace") if message_file.exists() else ""
