@@ -198,7 +198,7 @@ class Reader:
             fixed = len(entry.stamp) == 30 and entry.stamp[-1:] == b"Z"
             if self.since is not None:
                 # Times in the fixed form compare as text; others are parsed.
-                if (entry.stamp < self.since_stamp) if fixed else (parse_time(entry.stamp) < self.since):
+                if (entry.stamp < (self.since_stamp or b"")) if fixed else (parse_time(entry.stamp) < self.since):
                     continue
             if self.timestamps:
                 out.append((entry.stamp if fixed else format_time(parse_time(entry.stamp))) + b" " + entry.text)

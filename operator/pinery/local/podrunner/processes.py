@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import os
 import shutil
 import signal
@@ -80,11 +81,14 @@ class Output:
     async def connect(self) -> None:
         loop = asyncio.get_running_loop()
         self._done = loop.create_future()
-        for (read_end, write_end), stream in zip(self._pipes, ("stdout", "stderr")):
+        for (read_end, write_end), stream in zip(self._pipes, ("stdout", "stderr"), strict=True):
             os.close(write_end)  # the container's now; EOF comes once its processes close theirs
             transport, _ = await loop.connect_read_pipe(
-                lambda stream=stream: _Copier(self, crilog.LineSplitter(stream)), os.fdopen(read_end, "rb", buffering=0))
+                functools.partial(self._copier, stream), os.fdopen(read_end, "rb", buffering=0))
             self._transports.append(transport)
+
+    def _copier(self, stream: str) -> _Copier:
+        return _Copier(self, crilog.LineSplitter(stream))
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)

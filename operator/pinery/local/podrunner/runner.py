@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,7 +60,7 @@ class Worker:
     task: asyncio.Task | None = None
     stopping: bool = False
     # ConfigMaps and Secrets the pod refers to, as read when it started.
-    lookup: object = None
+    lookup: Callable[[str, str], dict | None] | None = None
     status_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     conditions: list = field(default_factory=list)
     # The service account's token directory, when the pod gets one.
@@ -229,6 +230,7 @@ class PodRunner:
     # --- pods --------------------------------------------------------------------------------
 
     async def _on_pod(self, kind: str, pod: dict) -> None:
+        worker: Worker | None
         if kind == "LISTED":
             live = set(pod["uids"])
             for uid, worker in list(self.workers.items()):
@@ -374,7 +376,7 @@ class PodRunner:
         volume_dirs = await self._prepare(worker)
         if volume_dirs is None:
             return
-        for container, state in zip(spec.get("initContainers") or [], run.init):
+        for container, state in zip(spec.get("initContainers") or [], run.init, strict=True):
             while not worker.stopping:
                 code = await self._run_container(worker, container, state, volume_dirs)
                 if code == 0:
@@ -385,7 +387,7 @@ class PodRunner:
                 await self._backoff(worker, state)
         await asyncio.gather(*(
             self._keep_running(worker, container, state, volume_dirs)
-            for container, state in zip(spec.get("containers") or [], run.main)
+            for container, state in zip(spec.get("containers") or [], run.main, strict=True)
         ))
         await self._write_status(worker)
 
@@ -455,6 +457,7 @@ class PodRunner:
         """The process environment and argv of a container, names and mount paths mapped."""
         spec = worker.pod.get("spec") or {}
         ns = worker.namespace
+        assert worker.lookup is not None, "set when the pod started"
         user = container_env(worker.pod, container, worker.lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
         # $(VAR) in command and args refers to the container's variables as declared.
         argv = images.argv(container)

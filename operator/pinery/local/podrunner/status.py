@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -104,7 +105,7 @@ def pod_status(run: PodRun, restart_policy: str, now: str, previous: list | None
     phase = phase_of(run, restart_policy)
     initialized = all(c.state == "terminated" and c.exit_code == 0 for c in run.init)
     ready = phase == "Running" and all(c.state == "running" for c in run.main)
-    status = {
+    status: dict[str, Any] = {
         "phase": phase,
         "hostIP": "127.0.0.1",
         "hostIPs": [{"ip": "127.0.0.1"}],

@@ -14,7 +14,7 @@ _HOSTS_FILE = os.environ.get("PINERY_LOCAL_HOSTS")
 _real_getaddrinfo = socket.getaddrinfo
 _real_gethostbyname = socket.gethostbyname
 _real_gethostbyname_ex = socket.gethostbyname_ex
-_cache = {"key": None, "table": {}}
+_cache: dict = {"key": None, "table": {}}
 
 
 def _table():
