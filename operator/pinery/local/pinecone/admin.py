@@ -24,7 +24,7 @@ import json
 from aiohttp import web
 
 from pinery.local.pinecone.faults import FaultRule
-from pinery.local.pinecone.keys import EMULATOR
+from pinery.local.pinecone.context import context, store
 
 PREFIX = "/_emulator"
 
@@ -42,11 +42,11 @@ async def _json(request: web.Request):
 
 
 async def health(request: web.Request) -> web.Response:
-    return web.json_response({"ok": True, "api_version": "2025-10", "url": request.app[EMULATOR].url})
+    return web.json_response({"ok": True, "api_version": "2025-10", "url": context(request).url})
 
 
 async def get_faults(request: web.Request) -> web.Response:
-    return web.json_response(request.app[EMULATOR].faults.describe())
+    return web.json_response(context(request).faults.describe())
 
 
 async def _apply(request: web.Request, apply, describe, expected: str) -> web.Response:
@@ -62,28 +62,28 @@ async def _apply(request: web.Request, apply, describe, expected: str) -> web.Re
 
 
 async def put_faults(request: web.Request) -> web.Response:
-    faults = request.app[EMULATOR].faults
+    faults = context(request).faults
     return await _apply(request, faults.configure, faults.describe, "an object with 'rules' (and optionally 'seed')")
 
 
 async def add_fault(request: web.Request) -> web.Response:
-    faults = request.app[EMULATOR].faults
+    faults = context(request).faults
     return await _apply(request, lambda doc: faults.add(FaultRule.parse(doc)), faults.describe, "a fault rule object")
 
 
 async def clear_faults(request: web.Request) -> web.Response:
-    faults = request.app[EMULATOR].faults
+    faults = context(request).faults
     faults.rules.clear()
     return web.json_response(faults.describe())
 
 
 async def get_stats(request: web.Request) -> web.Response:
-    return web.json_response(request.app[EMULATOR].faults.stats())
+    return web.json_response(context(request).faults.stats())
 
 
 async def reset_stats(request: web.Request) -> web.Response:
-    request.app[EMULATOR].faults.reset_stats()
-    return web.json_response(request.app[EMULATOR].faults.stats())
+    context(request).faults.reset_stats()
+    return web.json_response(context(request).faults.stats())
 
 
 async def get_requests(request: web.Request) -> web.Response:
@@ -91,23 +91,22 @@ async def get_requests(request: web.Request) -> web.Response:
         since = int(request.query.get("since", "0"))
     except ValueError:
         return _error("since must be a whole number")
-    return web.json_response(request.app[EMULATOR].faults.requests_since(since))
+    return web.json_response(context(request).faults.requests_since(since))
 
 
 async def get_settings(request: web.Request) -> web.Response:
-    return web.json_response(request.app[EMULATOR].settings.as_json())
+    return web.json_response(context(request).settings.as_json())
 
 
 async def patch_settings(request: web.Request) -> web.Response:
-    settings = request.app[EMULATOR].settings
+    settings = context(request).settings
     return await _apply(request, settings.update, settings.as_json, "an object of settings")
 
 
 async def flush(request: web.Request) -> web.Response:
-    emulator = request.app[EMULATOR]
-    emulator.store.refresh()
-    emulator.store.save()
-    await emulator.flush()
+    store(request).refresh()
+    store(request).save()
+    await context(request).flush()
     return web.json_response({"ok": True})
 
 

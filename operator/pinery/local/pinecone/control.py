@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import render, transitions, v2026_07, validation, versions
+from pinery.local.pinecone import context, render, transitions, v2026_07, validation, versions
+from pinery.local.pinecone.context import Settings
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, failed_precondition, not_found
-from pinery.local.pinecone.state import BackupRecord, CollectionRecord, IndexRecord, RestoreJobRecord
+from pinery.local.pinecone.state import BackupRecord, CollectionRecord, IndexRecord, RestoreJobRecord, Store
 from pinery.local.pinecone.vectors import IndexData
-from pinery.local.pinecone.keys import EMULATOR
-
-if TYPE_CHECKING:
-    from pinery.local.pinecone.server import PineconeEmulator
-
-
-def _emu(request: web.Request) -> PineconeEmulator:
-    return request.app[EMULATOR]
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -38,9 +31,9 @@ async def _body(request: web.Request) -> Any:
 
 
 def _index(request: web.Request, name: str | None = None) -> IndexRecord:
-    emu = _emu(request)
+    store = context.store(request)
     name = name or request.match_info["index_name"]
-    rec = emu.store.indexes.get((_emu(request).project(request), name))
+    rec = store.indexes.get((context.project(request), name))
     if rec is None:
         raise not_found(f"Index {name} not found.")
     return rec
@@ -49,8 +42,8 @@ def _index(request: web.Request, name: str | None = None) -> IndexRecord:
 def _index_body(request: web.Request, rec: IndexRecord) -> dict[str, Any]:
     """The IndexModel of a record in the request's API version (2026-07: v2026_07.py)."""
     if versions.of(request) == v2026_07.VERSION:
-        return v2026_07.index(rec, _emu(request).url)
-    return render.index(rec, _emu(request).url)
+        return v2026_07.index(rec, context.context(request).url)
+    return render.index(rec, context.context(request).url)
 
 
 def _backup_body(request: web.Request, bkp: BackupRecord) -> dict[str, Any]:
@@ -59,49 +52,49 @@ def _backup_body(request: web.Request, bkp: BackupRecord) -> dict[str, Any]:
     return render.backup(bkp)
 
 
-def _check_quota(emu: PineconeEmulator, project: str) -> None:
-    quota = emu.settings.index_quota
-    if quota is not None and len(emu.store.project_indexes(project)) >= quota:
+def _check_quota(store: Store, settings: Settings, project: str) -> None:
+    quota = settings.index_quota
+    if quota is not None and len(store.project_indexes(project)) >= quota:
         raise ApiError(403, f"Request failed. You've reached the max indexes allowed in project {project} "
                             f"({quota}). To add more indexes, upgrade your plan.", "QUOTA_EXCEEDED")
 
 
-def _new_index(emu: PineconeEmulator, project: str, fields: dict[str, Any], data: IndexData | None,
+def _new_index(store: Store, settings: Settings, project: str, fields: dict[str, Any], data: IndexData | None,
                ready_delay: float | None = None) -> IndexRecord:
     now = time.time()
-    fail = fields["name"] in emu.settings.fail_initialization
-    state, schedule = transitions.creation(now, emu.settings.ready_delay if ready_delay is None else ready_delay, fail)
+    fail = fields["name"] in settings.fail_initialization
+    state, schedule = transitions.creation(now, settings.ready_delay if ready_delay is None else ready_delay, fail)
     rec = IndexRecord(id=str(uuid.uuid4()), project=project, state=state, schedule=schedule, created_at=now,
                       **{k: v for k, v in fields.items() if k in IndexRecord.__dataclass_fields__})
-    emu.store.indexes[(project, rec.name)] = rec
-    emu.store.data[rec.id] = data if data is not None else IndexData(rec.dimension)
-    emu.store.mark(rec.id)
-    emu.store.save()
+    store.indexes[(project, rec.name)] = rec
+    store.data[rec.id] = data if data is not None else IndexData(rec.dimension)
+    store.mark(rec.id)
+    store.save()
     return rec
 
 
-def _source_collection_data(emu: PineconeEmulator, project: str, fields: dict[str, Any]) -> IndexData | None:
+def _source_collection_data(store: Store, project: str, fields: dict[str, Any]) -> IndexData | None:
     inner = next(iter(fields["spec"].values()))
     source = inner.get("source_collection")
     if not source:
         return None
-    col = emu.store.collections.get((project, source))
+    col = store.collections.get((project, source))
     if col is None or col.state != "Ready":
         raise bad_request(f"Source collection {source} not found or not ready.")
     if col.dimension != fields["dimension"]:
         raise bad_request(f"Index dimension {fields['dimension']} does not match the dimension of "
                           f"collection {source} ({col.dimension}).")
-    data = emu.store.data.get(col.data_key)
+    data = store.data.get(col.data_key)
     return data.clone() if data else None
 
 
 def _create(request: web.Request, fields: dict[str, Any]) -> web.Response:
-    emu, project = _emu(request), _emu(request).project(request)
-    if (project, fields["name"]) in emu.store.indexes:
+    store, settings, project = context.store(request), context.settings(request), context.project(request)
+    if (project, fields["name"]) in store.indexes:
         raise already_exists()
-    _check_quota(emu, project)
-    data = _source_collection_data(emu, project, fields)
-    rec = _new_index(emu, project, fields, data)
+    _check_quota(store, settings, project)
+    data = _source_collection_data(store, project, fields)
+    rec = _new_index(store, settings, project, fields, data)
     return _json(_index_body(request, rec), 201)
 
 
@@ -117,8 +110,8 @@ async def create_index_for_model(request: web.Request) -> web.Response:
 
 
 async def list_indexes(request: web.Request) -> web.Response:
-    emu = _emu(request)
-    return _json({"indexes": [_index_body(request, r) for r in emu.store.project_indexes(_emu(request).project(request))]})
+    store = context.store(request)
+    return _json({"indexes": [_index_body(request, r) for r in store.project_indexes(context.project(request))]})
 
 
 async def describe_index(request: web.Request) -> web.Response:
@@ -126,18 +119,18 @@ async def describe_index(request: web.Request) -> web.Response:
 
 
 async def delete_index(request: web.Request) -> web.Response:
-    emu, rec = _emu(request), _index(request)
+    store, rec = context.store(request), _index(request)
     if rec.deletion_protection == "enabled":
         raise ApiError(403, "Deletion protection is enabled for this index. Disable deletion protection "
                             "before retrying.", "FORBIDDEN")
-    pending = sorted(c.name for c in emu.store.collections.values()
+    pending = sorted(c.name for c in store.collections.values()
                      if c.project == rec.project and c.source == rec.name and c.state == "Initializing")
     if pending:
         raise failed_precondition(f"Unable to delete an index. There are pending collections for this index: {pending}")
     if rec.state != "Terminating":
-        rec.state, rec.schedule = transitions.termination(time.time(), emu.settings.terminate_delay)
-        emu.store.refresh()
-        emu.store.save()
+        rec.state, rec.schedule = transitions.termination(time.time(), context.settings(request).terminate_delay)
+        store.refresh()
+        store.save()
     return web.Response(status=202)
 
 
@@ -159,7 +152,7 @@ def _configure_pod(rec: IndexRecord, change: dict[str, Any]) -> str | None:
 
 
 async def configure_index(request: web.Request) -> web.Response:
-    emu, rec = _emu(request), _index(request)
+    store, rec = context.store(request), _index(request)
     body = await _body(request)
     if versions.of(request) == v2026_07.VERSION:
         change = v2026_07.check_configure(body, rec)
@@ -173,7 +166,7 @@ async def configure_index(request: web.Request) -> web.Response:
             scaling = _configure_pod(rec, inner)
             if scaling and rec.state in transitions.SERVING:
                 rec.state = scaling
-                rec.schedule = transitions.after(time.time(), ("Ready", emu.settings.scale_delay))
+                rec.schedule = transitions.after(time.time(), ("Ready", context.settings(request).scale_delay))
         elif inner["read_capacity"] is not None:
             rec.spec[kind]["read_capacity"] = inner["read_capacity"]
     if "embed" in change:
@@ -192,44 +185,44 @@ async def configure_index(request: web.Request) -> web.Response:
         if len(tags) > 20:
             raise bad_request("An index can have at most 20 tags.")
         rec.tags = tags or None
-    emu.store.refresh()
-    emu.store.save()
+    store.refresh()
+    store.save()
     return _json(_index_body(request, rec), 202)
 
 
 # -- collections -------------------------------------------------------------------------------
 async def create_collection(request: web.Request) -> web.Response:
-    emu, project = _emu(request), _emu(request).project(request)
+    store, project = context.store(request), context.project(request)
     name, source = validation.check_collection(await _body(request))
-    rec = emu.store.indexes.get((project, source))
+    rec = store.indexes.get((project, source))
     if rec is None:
         raise bad_request(f"Source index {source} not found.")
     if rec.kind != "pod":
         raise bad_request(f"Collections can only be created from pod-based indexes; {source} is {rec.kind}.")
-    if (project, name) in emu.store.collections:
+    if (project, name) in store.collections:
         raise already_exists()
-    data = emu.store.data.get(rec.id, IndexData(rec.dimension)).clone()
+    data = store.data.get(rec.id, IndexData(rec.dimension)).clone()
     key = f"collection-{uuid.uuid4()}"
-    emu.store.data[key] = data
-    emu.store.mark(key)
+    store.data[key] = data
+    store.mark(key)
     col = CollectionRecord(project=project, name=name, source=source, environment=rec.spec["pod"]["environment"],
                            dimension=rec.dimension, vector_count=data.count(), size=data.size_bytes(), data_key=key,
-                           schedule=transitions.after(time.time(), ("Ready", emu.settings.collection_delay)))
-    emu.store.collections[(project, name)] = col
-    emu.store.save()
+                           schedule=transitions.after(time.time(), ("Ready", context.settings(request).collection_delay)))
+    store.collections[(project, name)] = col
+    store.save()
     return _json(render.collection(col), 201)
 
 
 def _collection(request: web.Request) -> CollectionRecord:
     name = request.match_info["collection_name"]
-    col = _emu(request).store.collections.get((_emu(request).project(request), name))
+    col = context.store(request).collections.get((context.project(request), name))
     if col is None:
         raise not_found(f"Collection {name} not found.")
     return col
 
 
 async def list_collections(request: web.Request) -> web.Response:
-    cols = [c for (p, _), c in sorted(_emu(request).store.collections.items()) if p == _emu(request).project(request)]
+    cols = [c for (p, _), c in sorted(context.store(request).collections.items()) if p == context.project(request)]
     return _json({"collections": [render.collection(c) for c in cols]})
 
 
@@ -238,28 +231,28 @@ async def describe_collection(request: web.Request) -> web.Response:
 
 
 async def delete_collection(request: web.Request) -> web.Response:
-    emu, col = _emu(request), _collection(request)
-    col.state, col.schedule = transitions.termination(time.time(), emu.settings.terminate_delay)
-    emu.store.refresh()
-    emu.store.save()
+    store, col = context.store(request), _collection(request)
+    col.state, col.schedule = transitions.termination(time.time(), context.settings(request).terminate_delay)
+    store.refresh()
+    store.save()
     return web.Response(status=202)
 
 
 # -- backups and restore jobs ------------------------------------------------------------------
 async def create_backup(request: web.Request) -> web.Response:
-    emu, project = _emu(request), _emu(request).project(request)
+    store, project = context.store(request), context.project(request)
     name = request.match_info["index_name"]
     fields = validation.check_backup(await _body(request))
-    rec = emu.store.indexes.get((project, name))
+    rec = store.indexes.get((project, name))
     if rec is None:
         raise bad_request(f"Index {name} not found.")
     if rec.kind != "serverless":
         raise bad_request(f"Backups are only supported for serverless indexes; {name} is {rec.kind}.")
-    data = emu.store.data.get(rec.id, IndexData(rec.dimension)).clone()
+    data = store.data.get(rec.id, IndexData(rec.dimension)).clone()
     backup_id = str(uuid.uuid4())
     key = f"backup-{backup_id}"
-    emu.store.data[key] = data
-    emu.store.mark(key)
+    store.data[key] = data
+    store.mark(key)
     spec = rec.spec["serverless"]
     bkp = BackupRecord(
         backup_id=backup_id, project=project, source_index_name=rec.name, source_index_id=rec.id,
@@ -268,14 +261,14 @@ async def create_backup(request: web.Request) -> web.Response:
         namespace_count=sum(1 for ns in data.namespaces.values() if len(ns)), size_bytes=data.size_bytes(),
         created_at=render.iso(time.time()), data_key=key, name=fields["name"], description=fields["description"],
         tags=dict(rec.tags) if rec.tags else None, schema=spec.get("schema"), typed_schema=rec.typed_schema,
-        schedule=transitions.after(time.time(), ("Ready", emu.settings.backup_delay)))
-    emu.store.backups[backup_id] = bkp
-    emu.store.save()
+        schedule=transitions.after(time.time(), ("Ready", context.settings(request).backup_delay)))
+    store.backups[backup_id] = bkp
+    store.save()
     return _json(_backup_body(request, bkp), 201)
 
 
 def _backups(request: web.Request, index_name: str | None = None) -> list[BackupRecord]:
-    found = [b for b in _emu(request).store.backups.values() if b.project == _emu(request).project(request)
+    found = [b for b in context.store(request).backups.values() if b.project == context.project(request)
              and (index_name is None or b.source_index_name == index_name)]
     return sorted(found, key=lambda b: b.created_at)
 
@@ -295,8 +288,8 @@ async def list_project_backups(request: web.Request) -> web.Response:
 
 def _backup(request: web.Request) -> BackupRecord:
     backup_id = request.match_info["backup_id"]
-    bkp = _emu(request).store.backups.get(backup_id)
-    if bkp is None or bkp.project != _emu(request).project(request):
+    bkp = context.store(request).backups.get(backup_id)
+    if bkp is None or bkp.project != context.project(request):
         raise not_found(f"Backup {backup_id} not found.")
     return bkp
 
@@ -306,57 +299,57 @@ async def describe_backup(request: web.Request) -> web.Response:
 
 
 async def delete_backup(request: web.Request) -> web.Response:
-    emu, bkp = _emu(request), _backup(request)
-    running = [j for j in emu.store.restore_jobs.values() if j.backup_id == bkp.backup_id and j.state != "Completed"]
+    store, bkp = context.store(request), _backup(request)
+    running = [j for j in store.restore_jobs.values() if j.backup_id == bkp.backup_id and j.state != "Completed"]
     if running:
         raise failed_precondition(f"Unable to delete backup {bkp.backup_id}: a restore job from it is in progress.")
-    del emu.store.backups[bkp.backup_id]
-    emu.store.drop_data(bkp.data_key)
-    emu.store.save()
+    del store.backups[bkp.backup_id]
+    store.drop_data(bkp.data_key)
+    store.save()
     return web.Response(status=202)
 
 
 async def create_index_from_backup(request: web.Request) -> web.Response:
-    emu, project, bkp = _emu(request), _emu(request).project(request), _backup(request)
+    store, settings, project, bkp = context.store(request), context.settings(request), context.project(request), _backup(request)
     body = await _body(request)
     if versions.of(request) == v2026_07.VERSION:
         v2026_07.check_from_backup(body)
     fields = validation.check_from_backup(body)
     if bkp.state != "Ready":
         raise bad_request(f"Backup {bkp.backup_id} is not ready (status {bkp.state}).")
-    if (project, fields["name"]) in emu.store.indexes:
+    if (project, fields["name"]) in store.indexes:
         raise already_exists()
-    _check_quota(emu, project)
+    _check_quota(store, settings, project)
     spec: dict[str, Any] = {"cloud": bkp.cloud, "region": bkp.region, "read_capacity": {"mode": "OnDemand"}}
     if bkp.schema:
         spec["schema"] = bkp.schema
-    data = emu.store.data.get(bkp.data_key, IndexData(bkp.dimension)).clone()
+    data = store.data.get(bkp.data_key, IndexData(bkp.dimension)).clone()
     fields.update(spec={"serverless": spec}, dimension=bkp.dimension, metric=bkp.metric, vector_type=bkp.vector_type,
                   typed_schema=bkp.typed_schema, source_backup_id=bkp.backup_id)
-    delay = emu.settings.restore_delay
-    rec = _new_index(emu, project, fields, data, ready_delay=delay)
+    delay = settings.restore_delay
+    rec = _new_index(store, settings, project, fields, data, ready_delay=delay)
     now = time.time()
     job = RestoreJobRecord(
         restore_job_id=str(uuid.uuid4()), project=project, backup_id=bkp.backup_id, target_index_name=rec.name,
         target_index_id=rec.id, created_at=render.iso(now), started=now, finishes=now + delay,
         schedule=transitions.after(now, ("InProgress", delay / 2), ("Completed", delay / 2)))
-    emu.store.restore_jobs[job.restore_job_id] = job
-    emu.store.refresh()
-    emu.store.save()
+    store.restore_jobs[job.restore_job_id] = job
+    store.refresh()
+    store.save()
     return _json({"restore_job_id": job.restore_job_id, "index_id": rec.id}, 202)
 
 
 async def list_restore_jobs(request: web.Request) -> web.Response:
     limit = validation.check_limit(request.query.get("limit"))
-    jobs = sorted((j for j in _emu(request).store.restore_jobs.values() if j.project == _emu(request).project(request)),
+    jobs = sorted((j for j in context.store(request).restore_jobs.values() if j.project == context.project(request)),
                   key=lambda j: j.created_at)
     return _json(render.page([render.restore_job(j) for j in jobs], limit, request.query.get("paginationToken")))
 
 
 async def describe_restore_job(request: web.Request) -> web.Response:
     job_id = request.match_info["job_id"]
-    job = _emu(request).store.restore_jobs.get(job_id)
-    if job is None or job.project != _emu(request).project(request):
+    job = context.store(request).restore_jobs.get(job_id)
+    if job is None or job.project != context.project(request):
         raise not_found(f"Restore job {job_id} not found.")
     return _json(render.restore_job(job))
 

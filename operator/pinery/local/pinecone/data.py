@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import orjson
 from aiohttp import web
 
-from pinery.local.pinecone import filters, transitions, v2026_07, versions
+from pinery.local.pinecone import context, filters, transitions, v2026_07, versions
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, not_found
 from pinery.local.pinecone.state import IndexRecord
 from pinery.local.pinecone.vectors import IndexData, Namespace, Record, Sparse
-from pinery.local.pinecone.keys import EMULATOR
-
-if TYPE_CHECKING:
-    from pinery.local.pinecone.server import PineconeEmulator
-
 
 
 def _dumps(body: Any) -> bytes:
@@ -55,16 +50,16 @@ async def _body(request: web.Request, max_bytes: int | None = None) -> dict[str,
 
 
 def _target(request: web.Request) -> tuple[IndexRecord, IndexData]:
-    emu: PineconeEmulator = request.app[EMULATOR]
+    store = context.store(request)
     project, name = request.match_info["project"], request.match_info["index_name"]
-    if project != emu.project(request):
+    if project != context.project(request):
         raise ApiError(401, f"The API key is not valid for index {name}.", "UNAUTHENTICATED")
-    rec = emu.store.indexes.get((project, name))
+    rec = store.indexes.get((project, name))
     if rec is None:
         raise not_found(f"Index {name} not found.")
     if not transitions.ready(rec.state):
         raise ApiError(503, f"Index {name} is not ready (state {rec.state}).", "UNAVAILABLE")
-    return rec, emu.store.data.setdefault(rec.id, IndexData(rec.dimension))
+    return rec, store.data.setdefault(rec.id, IndexData(rec.dimension))
 
 
 def _serverless_only(rec: IndexRecord, operation: str) -> None:
@@ -199,7 +194,7 @@ async def upsert(request: web.Request) -> web.Response:
             meta = v2026_07.clean_metadata(meta)
         records.append(Record(record_id, values, sparse, _metadata(meta, f"vector {record_id}")))
     count = data.namespace(_ns_name(body.get("namespace")), create=True).upsert(records)
-    request.app[EMULATOR].store.mark(rec.id)
+    context.store(request).mark(rec.id)
     return _json({"upsertedCount": count})
 
 
@@ -329,13 +324,13 @@ async def update(request: web.Request) -> web.Response:
         predicate = _filter(body["filter"])
         matched = ns.update_metadata_where(predicate, set_metadata or {}, bool(body.get("dryRun"))) if ns else 0
         if matched and not body.get("dryRun"):
-            request.app[EMULATOR].store.mark(rec.id)
+            context.store(request).mark(rec.id)
         return _json({"matchedRecords": matched})
     record_id = _check_id(body["id"], "update")
     values = _stored_dense(body.get("values"), rec, f"update of {record_id}", record_id)
     sparse = _sparse(body.get("sparseValues"), rec, f"update of {record_id}")
     if ns is not None and ns.update(record_id, values, sparse, set_metadata):
-        request.app[EMULATOR].store.mark(rec.id)
+        context.store(request).mark(rec.id)
     return _json({})
 
 
@@ -359,7 +354,7 @@ async def delete(request: web.Request) -> web.Response:
         predicate = _filter(flt)
         if ns:
             ns.delete([ns.ids[r] for r in ns.matching_rows(predicate).tolist()])
-    request.app[EMULATOR].store.mark(rec.id)
+    context.store(request).mark(rec.id)
     return _json({})
 
 
@@ -427,7 +422,7 @@ async def create_namespace(request: web.Request) -> web.Response:
     if name in data.namespaces:
         raise already_exists(f"Namespace {raw} already exists.")
     ns = data.namespace(name, create=True)
-    request.app[EMULATOR].store.mark(rec.id)
+    context.store(request).mark(rec.id)
     return _json(_namespace_out(name, ns))
 
 
@@ -446,7 +441,7 @@ async def delete_namespace(request: web.Request) -> web.Response:
     name = _ns_name(request.match_info["namespace"])
     if data.namespaces.pop(name, None) is None:
         raise not_found(f"Namespace {request.match_info['namespace']} not found.")
-    request.app[EMULATOR].store.mark(rec.id)
+    context.store(request).mark(rec.id)
     return _json({})
 
 

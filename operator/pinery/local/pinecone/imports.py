@@ -21,20 +21,17 @@ import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import orjson
 from aiohttp import web
 
-from pinery.local.pinecone import render, versions
+from pinery.local.pinecone import context, render, versions
+from pinery.local.pinecone import data as vectors_api
 from pinery.local.pinecone.errors import ApiError, bad_request, not_found
-from pinery.local.pinecone.keys import EMULATOR
-from pinery.local.pinecone.state import ImportRecord, IndexRecord
+from pinery.local.pinecone.state import ImportRecord, IndexRecord, Store
 from pinery.local.pinecone.vectors import IndexData, Record
-
-if TYPE_CHECKING:
-    from pinery.local.pinecone.server import PineconeEmulator
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +45,6 @@ SUFFIXES = (".parquet", ".jsonl")
 REMOTE = {"s3": "Amazon S3", "gs": "Google Cloud Storage", "az": "Azure Blob Storage",
           "abfs": "Azure Blob Storage", "abfss": "Azure Blob Storage", "wasb": "Azure Blob Storage",
           "wasbs": "Azure Blob Storage"}
-
-
-def _data():
-    # data.py lists these routes in its ROUTES, so it is imported here only when needed.
-    from pinery.local.pinecone import data
-    return data
 
 
 class ImportFailed(Exception):
@@ -99,18 +90,17 @@ def scan(root: Path) -> dict[str, list[str]]:
 # -- reading records ---------------------------------------------------------------------------
 def _record(raw: Any, rec: IndexRecord, where: str) -> Record:
     """One row as a record, validated as an upsert's vector is (raises ApiError)."""
-    d = _data()
     if not isinstance(raw, dict):
         raise bad_request("a record must be an object with id, values, sparse_values and metadata.")
-    record_id = d._check_id(raw.get("id"), where)
+    record_id = vectors_api._check_id(raw.get("id"), where)
     values = raw.get("values")
     if rec.vector_type == "sparse" and values == []:
         values = None
-    values = d._stored_dense(values, rec, where, record_id)
+    values = vectors_api._stored_dense(values, rec, where, record_id)
     sparse_raw = raw.get("sparse_values")
     if isinstance(sparse_raw, dict) and not sparse_raw.get("indices") and not sparse_raw.get("values"):
         sparse_raw = None  # an empty struct is no sparse vector
-    sparse = d._sparse(sparse_raw, rec, where)
+    sparse = vectors_api._sparse(sparse_raw, rec, where)
     metadata = raw.get("metadata")
     if isinstance(metadata, str):  # Pinecone's metadata column is a JSON string
         try:
@@ -121,7 +111,7 @@ def _record(raw: Any, rec: IndexRecord, where: str) -> Record:
         raise bad_request(f"{where} ({record_id}): dense index {rec.name} needs values.")
     if rec.vector_type == "sparse" and sparse is None:
         raise bad_request(f"{where} ({record_id}): sparse index {rec.name} needs sparse_values.")
-    return Record(record_id, values, sparse, d._metadata(metadata, f"{where} ({record_id})"))
+    return Record(record_id, values, sparse, vectors_api._metadata(metadata, f"{where} ({record_id})"))
 
 
 # The good records of a chunk, the errors of its bad rows, how many good ones came before the
@@ -195,8 +185,8 @@ def read_file(path: Path, rec: IndexRecord) -> Iterator[Chunk]:
 class Importer:
     """The running imports of one emulator: one asyncio task each, on the server's loop."""
 
-    def __init__(self, emulator: PineconeEmulator) -> None:
-        self.emu = emulator
+    def __init__(self, store: Store) -> None:
+        self.store = store
         self.tasks: dict[str, asyncio.Task] = {}
 
     def launch(self, imp: ImportRecord) -> None:
@@ -207,7 +197,7 @@ class Importer:
     def resume(self) -> None:
         """After a restart: imports that were Pending or InProgress go on (InProgress ones after
         the last file they finished)."""
-        for imp in self.emu.store.imports.values():
+        for imp in self.store.imports.values():
             if imp.status not in FINISHED and imp.id not in self.tasks:
                 self.launch(imp)
 
@@ -223,12 +213,12 @@ class Importer:
             imp.percent_complete = 100.0
         if error is not None:
             imp.error = error[:1000]
-        self.emu.store.save()
+        self.store.save()
         log.info("import %s into index %s: %s (%d records)%s", imp.id, imp.index_name, status,
                  imp.records_imported, f": {error}" if error else "")
 
     def _index(self, imp: ImportRecord) -> IndexRecord:
-        rec = self.emu.store.indexes.get((imp.project, imp.index_name))
+        rec = self.store.indexes.get((imp.project, imp.index_name))
         if rec is None or rec.id != imp.index_id:
             raise ImportFailed(f"Index {imp.index_name} was deleted during the import.")
         return rec
@@ -261,7 +251,7 @@ class Importer:
                                f"(expected <namespace>/*.parquet, {DEFAULT_NAMESPACE}/ for the default namespace).")
         if len(found) > MAX_NAMESPACES:
             raise ImportFailed(f"An import can write at most {MAX_NAMESPACES} namespaces; {imp.uri} has {len(found)}.")
-        data = self.emu.store.data.get(rec.id)
+        data = self.store.data.get(rec.id)
         for name in list(found):
             existing = data.namespace(name) if data is not None else None
             if existing is None or (name == "" and len(existing) == 0):
@@ -274,7 +264,7 @@ class Importer:
             log.warning("import %s: %s Its files are skipped.", imp.id, problem)
             del found[name]
         imp.namespaces, imp.status = found, "InProgress"
-        self.emu.store.save()
+        self.store.save()
 
     async def _import(self, imp: ImportRecord) -> None:
         loop = asyncio.get_running_loop()
@@ -314,7 +304,7 @@ class Importer:
                     imp.percent_complete = round(min(99.9, 100.0 * (done_before + fraction * sizes[file]) / total), 1)
                     await asyncio.sleep(0)
                 imp.done_files.append(file)
-                self.emu.store.save()
+                self.store.save()
         if skipped:
             log.warning("import %s into index %s skipped %d bad records or files (errorMode continue); first: %s",
                         imp.id, imp.index_name, skipped, first_error)
@@ -323,10 +313,10 @@ class Importer:
     def _write(self, imp: ImportRecord, rec: IndexRecord, name: str, records: list[Record]) -> None:
         if not records:
             return
-        data = self.emu.store.data.setdefault(rec.id, IndexData(rec.dimension))
+        data = self.store.data.setdefault(rec.id, IndexData(rec.dimension))
         data.namespace(name, create=True).upsert(records)
         imp.records_imported += len(records)
-        self.emu.store.mark(rec.id)
+        self.store.mark(rec.id)
 
 
 def _size(path: str) -> int:
@@ -336,15 +326,18 @@ def _size(path: str) -> int:
         return 1
 
 
+# The application key of the emulator's Importer (server.py puts it there).
+IMPORTER: web.AppKey[Importer] = web.AppKey("pinecone_importer", Importer)
+
+
 # -- handlers ----------------------------------------------------------------------------------
-def _emu(request: web.Request) -> PineconeEmulator:
-    return request.app[EMULATOR]
+def _importer(request: web.Request) -> Importer:
+    return request.app[IMPORTER]
 
 
 def _serverless_target(request: web.Request, operation: str) -> IndexRecord:
-    d = _data()
-    rec, _ = d._target(request)
-    d._serverless_only(rec, operation)
+    rec, _ = vectors_api._target(request)
+    vectors_api._serverless_only(rec, operation)
     return rec
 
 
@@ -375,14 +368,14 @@ def _error_mode(body: dict[str, Any], request: web.Request) -> str:
     return on_error.lower()
 
 
-def _next_id(emu: PineconeEmulator) -> str:
-    numbers = [int(i) for i in emu.store.imports if i.isdigit()]
+def _next_id(store: Store) -> str:
+    numbers = [int(i) for i in store.imports if i.isdigit()]
     return str(max(numbers, default=100) + 1)  # ids count up from 101, like the spec's example
 
 
 async def start_import(request: web.Request) -> web.Response:
     rec = _serverless_target(request, "start_import")
-    body = await _data()._body(request)
+    body = await vectors_api._body(request)
     uri = body.get("uri")
     if not isinstance(uri, str) or not 1 <= len(uri) <= MAX_URI:
         raise bad_request(f"uri must be a string of 1 to {MAX_URI} characters.")
@@ -393,18 +386,18 @@ async def start_import(request: web.Request) -> web.Response:
     if rec.embed is not None:
         raise bad_request(f"Import does not support integrated embedding; index {rec.name} embeds its records.")
     path = local_dir(uri)
-    emu, now = _emu(request), time.time()
-    imp = ImportRecord(id=_next_id(emu), project=rec.project, index_id=rec.id, index_name=rec.name, uri=uri,
+    store, now = context.store(request), time.time()
+    imp = ImportRecord(id=_next_id(store), project=rec.project, index_id=rec.id, index_name=rec.name, uri=uri,
                        path=str(path), error_mode=error_mode, created_at=render.iso(now),
-                       starts=now + emu.settings.import_delay)
-    emu.store.imports[imp.id] = imp
-    emu.store.save()
-    emu.imports.launch(imp)
+                       starts=now + context.settings(request).import_delay)
+    store.imports[imp.id] = imp
+    store.save()
+    _importer(request).launch(imp)
     return web.json_response({"id": imp.id})
 
 
 def _of_index(request: web.Request, rec: IndexRecord) -> ImportRecord:
-    imp = _emu(request).store.imports.get(request.match_info["id"])
+    imp = context.store(request).imports.get(request.match_info["id"])
     if imp is None or imp.index_id != rec.id:
         raise not_found(f"Import {request.match_info['id']} not found.")
     return imp
@@ -412,9 +405,9 @@ def _of_index(request: web.Request, rec: IndexRecord) -> ImportRecord:
 
 async def list_imports(request: web.Request) -> web.Response:
     rec = _serverless_target(request, "list_imports")
-    found = sorted((i for i in _emu(request).store.imports.values() if i.index_id == rec.id),
+    found = sorted((i for i in context.store(request).imports.values() if i.index_id == rec.id),
                    key=lambda i: (i.created_at, int(i.id) if i.id.isdigit() else 0))
-    limit = _data()._limit(request)
+    limit = vectors_api._limit(request)
     return web.json_response(render.page([_model(i) for i in found], limit, request.query.get("paginationToken")))
 
 
@@ -428,9 +421,9 @@ async def cancel_import(request: web.Request) -> web.Response:
     rec = _serverless_target(request, "cancel_import")
     imp = _of_index(request, rec)
     if imp.status not in FINISHED:
-        emu = _emu(request)
-        task = emu.imports.tasks.get(imp.id)
-        emu.imports.finish(imp, "Cancelled")
+        importer = _importer(request)
+        task = importer.tasks.get(imp.id)
+        importer.finish(imp, "Cancelled")
         if task is not None:
             task.cancel()
     return web.json_response({})

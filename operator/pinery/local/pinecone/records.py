@@ -22,11 +22,11 @@ import numpy as np
 import orjson
 from aiohttp import web
 
+from pinery.local.pinecone import context
 from pinery.local.pinecone import data as vectors_api
 from pinery.local.pinecone import inference
 from pinery.local.pinecone.embedder import words
 from pinery.local.pinecone.errors import bad_request
-from pinery.local.pinecone.keys import EMULATOR
 from pinery.local.pinecone.state import IndexRecord
 from pinery.local.pinecone.vectors import Namespace, Record
 
@@ -124,7 +124,7 @@ async def upsert_records(request: web.Request) -> web.Response:
     else:
         rows = [Record(i, v, None, m) for i, v, m in zip(ids, result.dense.tolist(), metadata)]
     data.namespace(vectors_api._ns_name(request.match_info["namespace"]), create=True).upsert(rows)
-    request.app[EMULATOR].store.mark(rec.id)
+    context.store(request).mark(rec.id)
     return web.Response(status=201)
 
 

@@ -14,62 +14,26 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from pinery.local.pinecone import admin, control, data, imports, inference, records, shapes, v2026_07_documents, versions
-from pinery.local.pinecone.grpc_refusal import SniffingTCPSite
-from pinery.local.pinecone.imports import Importer
-from pinery.local.pinecone.keys import EMULATOR
+from pinery.local.pinecone.context import CONTEXT, DEFAULT_PROJECT, Context, Settings
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
+from pinery.local.pinecone.grpc_refusal import SniffingTCPSite
+from pinery.local.pinecone.imports import IMPORTER, Importer
 from pinery.local.pinecone.state import Store
 
 log = logging.getLogger(__name__)
 
 API_VERSION = versions.NATIVE  # the version whose shapes the handlers build
-DEFAULT_PROJECT = "default"
 # Each index's data plane: vectors and namespaces (data.py), integrated records (records.py),
 # bulk imports (imports.py), the 2026-07 documents API (v2026_07_documents.py).
 DATA_ROUTES = (*data.ROUTES, *records.ROUTES, *imports.ROUTES, *v2026_07_documents.ROUTES)
 DATA_OPERATIONS = frozenset(name for *_, name in DATA_ROUTES)
-
-
-@dataclass
-class Settings:
-    """What tests and the admin endpoint may change while the emulator runs."""
-
-    ready_delay: float = 1.0
-    scale_delay: float = 1.0
-    terminate_delay: float = 1.0
-    collection_delay: float = 1.0
-    backup_delay: float = 1.0
-    restore_delay: float = 1.0
-    import_delay: float = 1.0  # how long a bulk import stays Pending
-    index_quota: int | None = None
-    fail_initialization: set[str] = field(default_factory=set)
-
-    def as_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["fail_initialization"] = sorted(self.fail_initialization)
-        return out
-
-    def update(self, changes: Mapping[str, Any]) -> None:
-        for key, value in changes.items():
-            if key not in self.__dataclass_fields__:
-                raise ValueError(f"unknown setting {key!r} (known: {', '.join(sorted(self.__dataclass_fields__))})")
-            if key == "fail_initialization":
-                value = set(value or ())
-            elif key == "index_quota":
-                value = None if value is None else int(value)
-            else:
-                value = float(value)
-                if value < 0:
-                    raise ValueError(f"{key} must be >= 0")
-            setattr(self, key, value)
 
 
 async def _index_of(request: web.Request, operation: str) -> str | None:
@@ -114,9 +78,9 @@ class PineconeEmulator:
         record_exchanges: bool = False,
     ) -> None:
         self.host, self.port = host, port
-        self.api_keys: dict[str, str] | None = dict(api_keys) if api_keys else None
+        keys: dict[str, str] | None = dict(api_keys) if api_keys else None
         if api_key is not None:
-            self.api_keys = {**(self.api_keys or {}), api_key: DEFAULT_PROJECT}
+            keys = {**(keys or {}), api_key: DEFAULT_PROJECT}
         self.settings = Settings(
             ready_delay=ready_delay,
             scale_delay=ready_delay if scale_delay is None else scale_delay,
@@ -130,7 +94,9 @@ class PineconeEmulator:
         )
         self.faults = Faults(seed, [r if isinstance(r, FaultRule) else FaultRule.parse(r) for r in fault_rules])
         self.store = Store(state_dir)
-        self.imports = Importer(self)
+        self.imports = Importer(self.store)
+        # What the route handlers are given (context.py): they never see the emulator itself.
+        self.context = Context(self.store, self.settings, self.faults, keys, url=lambda: self.url, flush=self.flush)
         self._advertised = advertised_url.rstrip("/") if advertised_url else None
         self.flush_interval = flush_interval
         self.exchanges: list[dict[str, Any]] | None = [] if record_exchanges else None
@@ -139,6 +105,10 @@ class PineconeEmulator:
         self._flush_lock = asyncio.Lock()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def api_keys(self) -> dict[str, str] | None:
+        return self.context.api_keys
 
     # -- addresses -----------------------------------------------------------------------------
     @property
@@ -157,7 +127,8 @@ class PineconeEmulator:
     # -- application ---------------------------------------------------------------------------
     def build_app(self) -> web.Application:
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
-        app[EMULATOR] = self
+        app[CONTEXT] = self.context
+        app[IMPORTER] = self.imports
         for method, path, handler, name in control.ROUTES:
             app.router.add_route(method, path, handler, name=name)
         for method, path, handler, name in DATA_ROUTES:
@@ -167,15 +138,7 @@ class PineconeEmulator:
         return app
 
     def project(self, request: web.Request) -> str:
-        key = request.headers.get("Api-Key", "")
-        if not key:
-            raise ApiError(401, "API key is missing. Send it in the Api-Key header.", "UNAUTHENTICATED")
-        if self.api_keys is None:
-            return DEFAULT_PROJECT
-        project = self.api_keys.get(key)
-        if project is None:
-            raise ApiError(401, "Invalid API key.", "UNAUTHENTICATED")
-        return project
+        return self.context.project(request)
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler) -> web.StreamResponse:

@@ -27,7 +27,8 @@ from typing import Any, Callable
 import numpy as np
 from aiohttp import web
 
-from pinery.local.pinecone import filters, inference, v2026_07, versions
+from pinery.local.pinecone import context, filters, inference, v2026_07, versions
+from pinery.local.pinecone import data as plane  # the data plane's helpers: _target, _body, _json
 from pinery.local.pinecone.errors import ApiError, bad_request
 from pinery.local.pinecone.vectors import IndexData, Namespace, Record
 
@@ -724,7 +725,6 @@ def _handler(operation: str):
     fn, writes, status = OPERATIONS[operation]
 
     async def handle(request: web.Request) -> web.Response:
-        from pinery.local.pinecone import data as plane  # the data plane's helpers (imports this module)
         rec, index_data = plane._target(request)
         if versions.of(request) != v2026_07.VERSION:
             raise ApiError(404, f"No route for {request.method} {request.path}: the documents API is served from "
@@ -738,7 +738,7 @@ def _handler(operation: str):
         else:
             out = fn(rec, index_data, request.match_info["namespace"], body)
         if writes:
-            request.app[plane.EMULATOR].store.mark(rec.id)
+            context.store(request).mark(rec.id)
         return plane._json(out, status)
 
     handle.__name__ = f"{operation}_documents"
