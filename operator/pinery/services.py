@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pinery.fsdpjob.timing import JobTiming
 from pinery.kube import Kube, load_api_client
 from pinery.metrics import Metrics
 from pinery.pinecone_gateway import SDK_TIMEOUT_SECONDS, PineconeGateway
@@ -19,11 +20,15 @@ class Services:
     metrics: Metrics
     # How fast VectorIndexes are polled and retried (tests shrink it; the resync interval is a setting).
     vectorindex_timing: Timing = field(default_factory=Timing)
+    # How fast FSDPJobs are polled and retried (tests shrink it too).
+    fsdpjob_timing: JobTiming = field(default_factory=JobTiming)
 
     @classmethod
     def create(cls, settings: OperatorSettings, kubeconfig: str | None = None, *,
-               timing: Timing | None = None, pinecone_timeout: float = SDK_TIMEOUT_SECONDS) -> "Services":
-        """The operator's services; tests pass shorter clocks (`timing`, `pinecone_timeout`)."""
+               timing: Timing | None = None, pinecone_timeout: float = SDK_TIMEOUT_SECONDS,
+               fsdpjob_timing: JobTiming | None = None) -> "Services":
+        """The operator's services; tests pass shorter clocks (`timing`, `fsdpjob_timing`,
+        `pinecone_timeout`)."""
         metrics = Metrics()
         return cls(
             settings=settings,
@@ -32,4 +37,5 @@ class Services:
                                      on_call=metrics.pinecone_call, timeout=pinecone_timeout),
             metrics=metrics,
             vectorindex_timing=timing or Timing(),
+            fsdpjob_timing=fsdpjob_timing or JobTiming(),
         )

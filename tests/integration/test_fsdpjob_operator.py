@@ -243,12 +243,10 @@ def test_losing_a_node_any_way_restarts_the_gang(plane, ns, kubelet, op, break_n
     assert len(kubelet.created("lost")) == 4 and attempts(pods) == [1, 1]
 
 
-def test_a_pod_stuck_terminating_on_a_lost_node_is_force_deleted(plane, ns, kubelet, op, monkeypatch):
-    from datetime import timedelta
+def test_a_pod_stuck_terminating_on_a_lost_node_is_force_deleted(plane, ns, kubelet, op):
+    from dataclasses import replace
 
-    from pinery.fsdpjob import lifecycle
-
-    monkeypatch.setattr(lifecycle, "FORCE_DELETE_AFTER", timedelta(seconds=1))
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, force_delete_after=1.0)
     started(plane, ns, kubelet, op, "stuck", maxRestarts=1, podTemplate={"terminationGracePeriodSeconds": 1})
     kubelet.held.add("stuck-node-1")  # its kubelet is gone: nobody will confirm the deletion
     kubelet.set_status("stuck-node-1", h.node_lost())
@@ -352,10 +350,11 @@ def test_elastic_replaces_a_failed_node_while_the_others_train_on(plane, ns, kub
     assert op.restarts_counter() == 1
 
 
-def test_progress_from_rank0s_log_and_kubectl_get_wait_describe(plane, ns, kubelet, op, monkeypatch):
-    from pinery.fsdpjob import lifecycle
+def test_progress_from_rank0s_log_and_kubectl_get_wait_describe(plane, ns, kubelet, op):
+    from dataclasses import replace
 
-    monkeypatch.setattr(lifecycle, "PROGRESS_SECONDS", 0.5)  # read the log often, to keep the test short
+    # read the log often, to keep the test short
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, progress=0.5)
     started(plane, ns, kubelet, op, "learn", command=None, trainer={"steps": 100})
     log = plane.server.logs_dir / ns / "learn-node-0" / "trainer.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -487,18 +486,18 @@ def test_a_spec_only_the_operator_can_judge_fails_the_job_without_pods(plane, ns
     wait_for(lambda: ("Warning", "InvalidSpec") in [(t, r) for t, r, _ in h.events(plane, ns, "odd")], what="the Warning")
 
 
-def test_the_operator_carries_on_after_the_api_server_was_away(tmp_path, monkeypatch):
+def test_the_operator_carries_on_after_the_api_server_was_away(tmp_path):
     """The API server restarts (same address, same state) while a job runs and the operator
     is in the middle of its passes: it retries, and a failure after the restart still restarts
     the gang exactly once."""
     import time
 
-    from pinery.fsdpjob import lifecycle
+    from dataclasses import replace
+
     from pinery.local.apiserver.server import LocalApiServer
     from pinery.local.cluster import free_port
     from tests.integration.conftest_apiserver import ControlPlane
 
-    monkeypatch.setattr(lifecycle, "PROGRESS_SECONDS", 0.2)  # passes keep coming while it is away
     port = free_port()
 
     def server() -> ControlPlane:
@@ -507,7 +506,10 @@ def test_the_operator_carries_on_after_the_api_server_was_away(tmp_path, monkeyp
 
     plane = server()
     plane.install_crds()
-    op = h.new_operator(plane, "default").start()
+    op = h.new_operator(plane, "default")
+    # passes keep coming while it is away
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, progress=0.2)
+    op.start()
     try:
         with h.TestKubelet(plane, "default") as kubelet:
             started(plane, "default", kubelet, op, "steady", maxRestarts=2)

@@ -19,19 +19,18 @@ from datetime import datetime, timezone
 import kopf
 
 from pinery.api.base import GROUP, VERSION
-from pinery.backoff import backoff
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob import progress_from_logs
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.plan import Plan
-from pinery.kube import KubeError
 from pinery.handlers.waking import Generations, sleep_until_woken
+from pinery.kube import KubeError
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"
-# Lines of rank 0's log read for progress each pass.
+# Lines of rank 0's log read for progress each pass. (The loop's clocks are in
+# `services.fsdpjob_timing`.)
 LOG_TAIL_LINES = 200
-IDLE_SECONDS = 60.0
 # Plans one pass may apply on the answers to its own writes before it reads everything again.
 MAX_ROUNDS = 4
 
@@ -132,7 +131,7 @@ class JobLoop:
             self.failures = 0
         except Exception as exc:  # an API error, the API server unreachable, or a bug: try again later
             self.failures += 1
-            delay = backoff(self.failures, cap=60)
+            delay = self.services.fsdpjob_timing.retry(self.failures)
             self.logger.warning(
                 "reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", self.namespace, self.name, exc, delay,
                 exc_info=not isinstance(exc, KubeError),
@@ -143,7 +142,7 @@ class JobLoop:
             return None
         if self.refused:
             self.refusals += 1
-            return min(delay, backoff(self.refusals - 1, base=1.0, cap=60))
+            return min(delay, self.services.fsdpjob_timing.refusal(self.refusals))
         self.refusals = 0
         return delay
 
@@ -161,6 +160,7 @@ class JobLoop:
             result = plan_job(
                 job, pods, datetime.now(timezone.utc),
                 service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
+                timing=self.services.fsdpjob_timing,
             )
             applied = await apply(result, job, self.services, self.logger, self.wakeups)
             self.refused = applied.refused
@@ -180,7 +180,7 @@ class JobLoop:
         else:
             return 0.0  # still changing: look again with fresh reads
         await update_progress(read, result, self.services)
-        return result.requeue_after if result.requeue_after is not None else IDLE_SECONDS
+        return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
 
 
 def _replaced(objects: list[dict], new: list[dict]) -> list[dict]:
