@@ -5,7 +5,7 @@ import asyncio
 from pinery.local.apiserver.discovery import sorted_versions
 from pinery.local.apiserver.selectors import parse_field_selector, parse_label_selector
 from pinery.local.apiserver.store import Store
-from pinery.local.apiserver.watch import Watcher
+from pinery.local.apiserver.watch_cache import Watcher
 
 PODS = ("", "pods")
 

@@ -27,7 +27,7 @@ from pinery.local.apiserver import apps_policy as policy
 from pinery.local.apiserver import errors
 from pinery.local.apiserver.objectmeta import is_deleting, now
 from pinery.local.apiserver.operations import KUBE_CONTROLLER_MANAGER, Api, WriteOptions
-from pinery.local.apiserver.watch import WatchEvent
+from pinery.local.apiserver.watch_cache import WatchEvent
 
 log = logging.getLogger(__name__)
 DEPLOYMENTS = ("apps", "deployments")

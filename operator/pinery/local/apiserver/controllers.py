@@ -34,7 +34,7 @@ from pinery.local.apiserver.operations import (
 )
 from pinery.local.apiserver.patch import APPLY
 from pinery.local.apiserver.resources import types_from_crd
-from pinery.local.apiserver.watch import WatchEvent
+from pinery.local.apiserver.watch_cache import WatchEvent
 
 log = logging.getLogger(__name__)
 CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"

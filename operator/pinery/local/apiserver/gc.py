@@ -35,7 +35,7 @@ from pinery.local.apiserver.operations import (
     WriteOptions,
 )
 from pinery.local.apiserver.store import ObjectKey
-from pinery.local.apiserver.watch import WatchEvent
+from pinery.local.apiserver.watch_cache import WatchEvent
 
 log = logging.getLogger(__name__)
 

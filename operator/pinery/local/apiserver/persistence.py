@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pinery.local.apiserver.store import Store
-from pinery.local.apiserver.watch import WatchEvent
+from pinery.local.apiserver.watch_cache import WatchEvent
 
 FORMAT = 1
 Objects = list[tuple[tuple[str, str], dict[str, Any]]]

@@ -4,7 +4,7 @@ Paths follow the API server: `/api/v1/...` for the core group, `/apis/{group}/{v
 otherwise, `namespaces/{ns}/` before namespaced resources, `{resource}/{name}/{subresource}`.
 Bodies are JSON, YAML, or (for the kinds kubectl's generators send) protobuf; answers are JSON,
 or a `meta.k8s.io` Table when `Accept` asks for one (`kubectl get`). Verbs are in `operations`,
-watches in `watching`.
+watches in `watch_stream`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pinery.local.apiserver.patch import PATCH_TYPES
 from pinery.local.apiserver import yaml_body
 from pinery.local.apiserver.resources import ResourceType, TypeRegistry
 from pinery.local.apiserver.selectors import parse_field_selector, parse_label_selector
-from pinery.local.apiserver.watching import WatchSettings, serve_watch
+from pinery.local.apiserver.watch_stream import WatchSettings, serve_watch
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")

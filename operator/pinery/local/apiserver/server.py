@@ -41,7 +41,7 @@ from pinery.local.apiserver.resources import TypeRegistry, types_from_crd
 from pinery.local.apiserver.routes import Routes, json_response
 from pinery.local.apiserver.serviceaccount_tokens import TokenSigner
 from pinery.local.apiserver.store import Store
-from pinery.local.apiserver.watching import WatchSettings
+from pinery.local.apiserver.watch_stream import WatchSettings
 
 log = logging.getLogger(__name__)
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public")

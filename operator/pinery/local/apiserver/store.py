@@ -15,7 +15,7 @@ import copy
 from typing import Any, Iterable, Iterator
 
 from pinery.local.apiserver.selectors import FieldSelector, LabelSelector
-from pinery.local.apiserver.watch import StorageKey, WatchEvent, WatchHub
+from pinery.local.apiserver.watch_cache import StorageKey, WatchEvent, WatchHub
 
 ObjectKey = tuple[StorageKey, str, str]  # (storage key, namespace or "", name)
 

@@ -30,7 +30,7 @@ from pinery.local.apiserver.conversion import present
 from pinery.local.apiserver.operations import Api
 from pinery.local.apiserver.resources import ResourceType
 from pinery.local.apiserver.selectors import FieldSelector, LabelSelector
-from pinery.local.apiserver.watch import WatchEvent, Watcher
+from pinery.local.apiserver.watch_cache import WatchEvent, Watcher
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 TableMaker = Callable[..., dict[str, Any]]
