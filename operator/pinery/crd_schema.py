@@ -1,7 +1,7 @@
 """The openAPIV3Schema of each pinery kind, built from the API models.
 
 The CRDs (`pinery.crds`), the API reference (`pinery.apidocs`) and `pinery validate`
-(`pinery.validation`) all read the schemas from here.
+(`pinery.manifest_check`) all read the schemas from here.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import re
 
 import yaml
 
-from pinery.validation import validate_text
+from pinery.manifest_check import validate_text
 from tests.conftest import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text()

@@ -12,7 +12,7 @@ from pinery.api.fsdpjob import SUB_PATH_PATTERN
 from pinery.api.vectorindex import MAX_USER_TAGS
 from pinery.kube_yaml import dump_all
 from pinery.schema.validate import schema_regex
-from pinery.validation import validate_text
+from pinery.manifest_check import validate_text
 from pinery.vectorindex.ownership import OWNERSHIP_KEYS
 from tests.conftest import run_pinery
 from tests.integration.conftest_pinecone import TEST_API_KEY

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pinery.validation import validate_text
+from pinery.manifest_check import validate_text
 from tests.conftest import run_pinery
 from tests.fuzz.budget import share
 from tests.fuzz.fieldpaths import names_something, related

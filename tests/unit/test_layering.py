@@ -37,7 +37,7 @@ def test_trainer_never_imports_the_operator_side(forbidden):
 
 def test_trainer_config_and_cli_import_without_torch():
     code = (
-        "import sys, pinery.api, pinery.validation, pinery.cli, pinery_trainer.config, pinery_trainer.exit_codes;"
+        "import sys, pinery.api, pinery.manifest_check, pinery.cli, pinery_trainer.config, pinery_trainer.exit_codes;"
         "assert 'torch' not in sys.modules, 'torch was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pinery.validation import parse_documents, split_documents, validate_text
+from pinery.manifest_check import parse_documents, split_documents, validate_text
 from tests.conftest import REPO_ROOT, run_pinery
 
 VI = """apiVersion: pinery.dev/v1alpha1

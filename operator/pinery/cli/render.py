@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _objects(text: str):
-    from pinery.validation import parse_documents
+    from pinery.manifest_check import parse_documents
 
     for doc in parse_documents(text):
         items = doc.obj["items"] if isinstance(doc.obj, dict) and doc.obj.get("kind") == "List" else [doc.obj]
@@ -55,7 +55,7 @@ def render_text(text: str, namespace: str, uid: str, settings) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     from pinery import kube_yaml
     from pinery.settings import OperatorSettings
-    from pinery.validation import validate_text
+    from pinery.manifest_check import validate_text
 
     try:
         settings = OperatorSettings.from_env()

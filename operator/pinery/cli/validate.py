@@ -59,7 +59,7 @@ def read_inputs(names: list[str]) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pinery.validation import validate_text
+    from pinery.manifest_check import validate_text
 
     inputs = load_inputs(args.filename, "validate")
     if inputs is None:
