@@ -32,7 +32,7 @@ from pinery.local.apiserver.store import Store
 
 ADMIN = User(name="kubernetes-admin", groups=(SYSTEM_MASTERS, AUTHENTICATED))
 ANONYMOUS_USER = User(name=ANONYMOUS, groups=(UNAUTHENTICATED,))
-USER_KEY = web.RequestKey("pinery.user", object)
+USER_KEY = web.RequestKey("pinery.user", User)
 RBAC_GROUP = "rbac.authorization.k8s.io"
 _SERVICE_ACCOUNTS = ("", "serviceaccounts")
 
@@ -135,6 +135,7 @@ class Access:
                 subresource=resource.get("subresource", ""), name=resource.get("name", ""), namespace=resource.get("namespace", ""),
             )
         else:
+            assert non_resource  # exactly one of the two is set (checked above)
             attrs = Attributes(user=user, verb=non_resource.get("verb", ""), resource_request=False, path=non_resource.get("path", ""))
         allowed, reason = self.allowed(attrs)
         status: dict[str, Any] = {"allowed": allowed}

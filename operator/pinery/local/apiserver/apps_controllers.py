@@ -207,9 +207,10 @@ class AppsControllers:
             else:
                 self._rolling(d, new_rs, old)
         d = self.store.get(DEPLOYMENTS, ns, name) or d
-        all_rs = [self.store.get(REPLICASETS, ns, rs["metadata"]["name"]) for rs in ([new_rs] if new_rs else []) + old]
-        all_rs = [rs for rs in all_rs if rs is not None]
-        new_rs = next((rs for rs in all_rs if new_rs and rs["metadata"]["name"] == new_rs["metadata"]["name"]), None)
+        fetched = [self.store.get(REPLICASETS, ns, rs["metadata"]["name"]) for rs in ([new_rs] if new_rs else []) + old]
+        all_rs = [rs for rs in fetched if rs is not None]
+        new_name = new_rs["metadata"]["name"] if new_rs else None
+        new_rs = next((rs for rs in all_rs if new_name is not None and rs["metadata"]["name"] == new_name), None)
         status = self._deployment_status(d, new_rs, all_rs, created)
         if policy.deployment_complete(d, status):
             self._cleanup(d, [rs for rs in all_rs if rs is not new_rs])
@@ -228,7 +229,7 @@ class AppsControllers:
                        if k not in (policy.REVISION, "kubectl.kubernetes.io/last-applied-configuration")}
         annotations.update({policy.REVISION: str(revision), policy.DESIRED_REPLICAS: str(policy.replicas(d)),
                             policy.MAX_REPLICAS: str(policy.replicas(d) + policy.max_surge(d))})
-        rs = {
+        rs: dict[str, Any] = {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
             "metadata": {

@@ -96,7 +96,9 @@ def impersonate(requestor: User, headers: Iterable[tuple[str, str]],
     if not items:
         return requestor
     groups_given = any(i.kind == "Group" for i in items)
-    name, uid, groups, extra = "", "", [], {}
+    name, uid = "", ""
+    groups: list[str] = []
+    extra: dict[str, list[str]] = {}
     for item in items:
         if item.kind == "ServiceAccount":
             name = f"system:serviceaccount:{item.namespace}:{item.name}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def _names(host: str) -> list[x509.GeneralName]:
     return names
 
 
-def _certificate(subject: str, public_key, issuer: x509.Name | None, signing_key, *, ca: bool, names: list[x509.GeneralName] = ()) -> x509.Certificate:
+def _certificate(subject: str, public_key, issuer: x509.Name | None, signing_key, *, ca: bool, names: Sequence[x509.GeneralName] = ()) -> x509.Certificate:
     now = datetime.datetime.now(datetime.timezone.utc)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
     builder = (

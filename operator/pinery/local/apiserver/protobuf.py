@@ -196,7 +196,7 @@ def _message(data: bytes, fields: dict[int, tuple[str, Any]], what: str, strict:
             out.setdefault(name, {})[key] = item
         else:
             out[name] = _value(kind, wire, value, where, strict)
-    dropped = ("", 0, None, []) if strict else ("", 0, None, {}, [])  # strict: a {} that was sent stays
+    dropped: tuple[Any, ...] = ("", 0, None, []) if strict else ("", 0, None, {}, [])  # strict: a {} that was sent stays
     return {k: v for k, v in out.items() if v not in dropped or _kept_when_zero(fields, k)}
 
 

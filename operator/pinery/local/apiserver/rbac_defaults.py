@@ -119,9 +119,9 @@ CLUSTER_ROLE_BINDINGS: dict[str, list[str]] = {
 
 
 def cluster_roles() -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for name, (selects, labels) in AGGREGATED_ROLES.items():
-        role = {"metadata": {"name": name, **_copy_meta()},
+        role: dict[str, Any] = {"metadata": {"name": name, **_copy_meta()},
                 "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {selects: "true"}}]}}
         role["metadata"]["labels"].update(labels)
         out.append(role)

@@ -235,6 +235,7 @@ class Routes:
         if name is not None and rtype.namespaced and namespace is None:
             raise errors.path_not_found()
         if rtype.kind == "Pod" and subresource in podstreams.SUBRESOURCES:  # refused with a reason
+            assert name is not None  # a subresource path names its object (len(rest) == 3)
             return await podstreams.refuse(request, self.store, rtype, namespace or "", name, subresource)
         if subresource is not None and subresource not in rtype.subresources:
             raise errors.path_not_found()

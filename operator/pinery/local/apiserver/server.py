@@ -162,7 +162,8 @@ class LocalApiServer:
             context = self._pki.ssl_context()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=context)
         await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        # aiohttp types _server as asyncio.AbstractServer; a TCPSite's is an asyncio.Server, which has sockets.
+        sockets = site._server.sockets if site._server else []  # type: ignore[attr-defined]
         if sockets:
             self.port = sockets[0].getsockname()[1]
         log.info("local control plane listening on %s (state in %s)", self.url, self.state_dir)

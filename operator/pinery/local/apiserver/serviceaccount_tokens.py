@@ -68,9 +68,10 @@ class TokenSigner:
     ) -> tuple[str, int]:
         """(token, expiry as a Unix time)."""
         issued = int(time.time() if now is None else now)
+        expires = issued + expiration_seconds
         claims = {
             "aud": list(audiences),
-            "exp": issued + expiration_seconds,
+            "exp": expires,
             "iat": issued,
             "iss": ISSUER,
             "jti": str(uuid.uuid4()),
@@ -80,7 +81,7 @@ class TokenSigner:
         }
         header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
         payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        return f"{header}.{payload}.{self._sign(f'{header}.{payload}')}", claims["exp"]
+        return f"{header}.{payload}.{self._sign(f'{header}.{payload}')}", expires
 
     def verify(self, token: str, now: float | None = None) -> dict[str, Any] | None:
         """The claims of a token this signer issued and that has not expired, else None."""

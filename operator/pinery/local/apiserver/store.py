@@ -192,10 +192,10 @@ class Store:
         if m.get("uid") and self._uids.get(m["uid"]) == (key, ns, name):
             del self._uids[m["uid"]]
         for ref in m.get("ownerReferences") or ():
-            members = self._dependents.get(ref.get("uid", ""))
-            if members is not None:
-                members.discard((key, ns, name))
-                if not members:
+            dependents = self._dependents.get(ref.get("uid", ""))
+            if dependents is not None:
+                dependents.discard((key, ns, name))
+                if not dependents:
                     del self._dependents[ref["uid"]]
 
     def load(self, objects: Iterable[tuple[StorageKey, dict[str, Any]]]) -> None:

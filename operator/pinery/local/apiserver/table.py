@@ -278,8 +278,8 @@ def _labels(selector: dict[str, str] | None) -> str:
 def _row_conditions(rtype: ResourceType, obj: dict[str, Any]) -> list[dict[str, str]]:
     if (rtype.group, rtype.kind) != ("", "Pod"):
         return []
-    phase = (obj.get("status") or {}).get("phase")
-    message = {"Succeeded": "The pod has completed successfully.", "Failed": "The pod failed."}.get(phase or "")
+    phase: str = (obj.get("status") or {}).get("phase") or ""
+    message = {"Succeeded": "The pod has completed successfully.", "Failed": "The pod failed."}.get(phase)
     if message is None:
         return []
     return [{"type": "Completed", "status": "True", "reason": phase, "message": message}]
@@ -440,7 +440,7 @@ def _pvc_cells(pvc: dict[str, Any], now: datetime) -> Row:
 
 
 def _endpoints_text(endpoints: dict[str, Any]) -> str:
-    pairs = []
+    pairs: list[str] = []
     for subset in endpoints.get("subsets") or []:
         ports = [p.get("port") for p in subset.get("ports") or []] or [None]
         for address in subset.get("addresses") or []:

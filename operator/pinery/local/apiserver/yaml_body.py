@@ -61,7 +61,7 @@ class YamlBodyError(ValueError):
 class _Loader(yaml.SafeLoader):
     """PyYAML's scanner and composer; every untagged plain scalar is left for `_resolve`."""
 
-    def resolve(self, kind, value, implicit):  # type: ignore[override]
+    def resolve(self, kind, value, implicit):
         if kind is yaml.ScalarNode and implicit[0]:
             return _PLAIN
         return super().resolve(kind, value, implicit)
