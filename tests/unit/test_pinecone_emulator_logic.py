@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from pinery.local.pinecone import transitions, validation, vectors
+from pinery.local.pinecone import request_validation as validation
+from pinery.local.pinecone import transitions, vectors
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
 from pinery.local.pinecone.filters import FilterError, compile_filter, validate_metadata

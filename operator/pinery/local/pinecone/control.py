@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import context, render, transitions, v2026_07, validation, versions
+from pinery.local.pinecone import context, render, request_validation, transitions, v2026_07, versions
 from pinery.local.pinecone.context import Settings
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, failed_precondition, not_found
 from pinery.local.pinecone.state import BackupRecord, CollectionRecord, IndexRecord, RestoreJobRecord, Store
@@ -27,7 +27,7 @@ async def _body(request: web.Request) -> Any:
         import json
         return json.loads(raw)
     except ValueError as exc:
-        raise validation.unprocessable(f"expected a JSON body ({exc})") from exc
+        raise request_validation.unprocessable(f"expected a JSON body ({exc})") from exc
 
 
 def _index(request: web.Request, name: str | None = None) -> IndexRecord:
@@ -102,11 +102,11 @@ async def create_index(request: web.Request) -> web.Response:
     body = await _body(request)
     if versions.of(request) == v2026_07.VERSION:
         return _create(request, v2026_07.check_create(body))
-    return _create(request, validation.check_create_index(body))
+    return _create(request, request_validation.check_create_index(body))
 
 
 async def create_index_for_model(request: web.Request) -> web.Response:
-    return _create(request, validation.check_create_for_model(await _body(request)))
+    return _create(request, request_validation.check_create_for_model(await _body(request)))
 
 
 async def list_indexes(request: web.Request) -> web.Response:
@@ -157,7 +157,7 @@ async def configure_index(request: web.Request) -> web.Response:
     if versions.of(request) == v2026_07.VERSION:
         change = v2026_07.check_configure(body, rec)
     else:
-        change = validation.check_configure(body)
+        change = request_validation.check_configure(body)
     if "spec" in change:
         kind, inner = next(iter(change["spec"].items()))
         if kind != rec.kind:
@@ -193,7 +193,7 @@ async def configure_index(request: web.Request) -> web.Response:
 # -- collections -------------------------------------------------------------------------------
 async def create_collection(request: web.Request) -> web.Response:
     store, project = context.store(request), context.project(request)
-    name, source = validation.check_collection(await _body(request))
+    name, source = request_validation.check_collection(await _body(request))
     rec = store.indexes.get((project, source))
     if rec is None:
         raise bad_request(f"Source index {source} not found.")
@@ -242,7 +242,7 @@ async def delete_collection(request: web.Request) -> web.Response:
 async def create_backup(request: web.Request) -> web.Response:
     store, project = context.store(request), context.project(request)
     name = request.match_info["index_name"]
-    fields = validation.check_backup(await _body(request))
+    fields = request_validation.check_backup(await _body(request))
     rec = store.indexes.get((project, name))
     if rec is None:
         raise bad_request(f"Index {name} not found.")
@@ -275,13 +275,13 @@ def _backups(request: web.Request, index_name: str | None = None) -> list[Backup
 
 async def list_index_backups(request: web.Request) -> web.Response:
     rec = _index(request)
-    limit = validation.check_limit(request.query.get("limit"))
+    limit = request_validation.check_limit(request.query.get("limit"))
     items = [_backup_body(request, b) for b in _backups(request, rec.name)]
     return _json(render.page(items, limit, request.query.get("paginationToken")))
 
 
 async def list_project_backups(request: web.Request) -> web.Response:
-    limit = validation.check_limit(request.query.get("limit"))
+    limit = request_validation.check_limit(request.query.get("limit"))
     items = [_backup_body(request, b) for b in _backups(request)]
     return _json(render.page(items, limit, request.query.get("paginationToken")))
 
@@ -314,7 +314,7 @@ async def create_index_from_backup(request: web.Request) -> web.Response:
     body = await _body(request)
     if versions.of(request) == v2026_07.VERSION:
         v2026_07.check_from_backup(body)
-    fields = validation.check_from_backup(body)
+    fields = request_validation.check_from_backup(body)
     if bkp.state != "Ready":
         raise bad_request(f"Backup {bkp.backup_id} is not ready (status {bkp.state}).")
     if (project, fields["name"]) in store.indexes:
@@ -340,7 +340,7 @@ async def create_index_from_backup(request: web.Request) -> web.Response:
 
 
 async def list_restore_jobs(request: web.Request) -> web.Response:
-    limit = validation.check_limit(request.query.get("limit"))
+    limit = request_validation.check_limit(request.query.get("limit"))
     jobs = sorted((j for j in context.store(request).restore_jobs.values() if j.project == context.project(request)),
                   key=lambda j: j.created_at)
     return _json(render.page([render.restore_job(j) for j in jobs], limit, request.query.get("paginationToken")))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pinery.local.pinecone import inference, render, transitions, validation
+from pinery.local.pinecone import inference, render, request_validation, transitions
 from pinery.local.pinecone.errors import bad_request, not_found, unprocessable
 
 VERSION = "2026-07"
@@ -129,8 +129,8 @@ def _check_field(name: str, raw: Any) -> dict[str, Any]:
             raise unprocessable(f"invalid type for `{where}.dimension`: expected an integer")
         if not 1 <= dimension <= 20000:
             raise bad_request(f"Dimension must be between 1 and 20000 (got {dimension}).")
-        if field["metric"] not in validation.METRICS:
-            raise bad_request(f"metric must be one of: {', '.join(validation.METRICS)} (got '{field['metric']}').")
+        if field["metric"] not in request_validation.METRICS:
+            raise bad_request(f"metric must be one of: {', '.join(request_validation.METRICS)} (got '{field['metric']}').")
     if kind in FILTERABLE_REQUIRED and "filterable" not in field:
         raise unprocessable(f"missing field `filterable` in `{where}`")
     if "filterable" in field and not isinstance(field["filterable"], bool):
@@ -391,9 +391,9 @@ def _deployment(raw: Any) -> dict[str, Any]:
         for key, value in (("cloud", cloud), ("region", region)):
             if not isinstance(value, str):
                 raise unprocessable(f"missing field `{key}` in `deployment`")
-        if cloud not in validation.CLOUDS:
-            raise bad_request(f"deployment.cloud must be one of: {', '.join(validation.CLOUDS)} (got '{cloud}').")
-        if region not in validation.SERVERLESS_REGIONS[cloud]:
+        if cloud not in request_validation.CLOUDS:
+            raise bad_request(f"deployment.cloud must be one of: {', '.join(request_validation.CLOUDS)} (got '{cloud}').")
+        if region not in request_validation.SERVERLESS_REGIONS[cloud]:
             raise not_found(f"Resource cloud: {cloud} region: {region} not found.")
         return {"serverless": {"cloud": cloud, "region": region}}
     if kind == "byoc":
@@ -416,7 +416,7 @@ def _deployment(raw: Any) -> dict[str, Any]:
 
 def check_create(body: Any) -> dict[str, Any]:
     """The fields of a new index record from a 2026-07 CreateIndexRequest."""
-    body = validation.require_object(body, "CreateIndexRequest")
+    body = request_validation.require_object(body, "CreateIndexRequest")
     closed(body, CREATE_KEYS, "CreateIndexRequest")
     if body.get("source_collection") is not None or body.get("source_backup_id") is not None:
         raise bad_request(FROM_SOURCE_REFUSED)
@@ -430,9 +430,9 @@ def check_create(body: Any) -> dict[str, Any]:
         name = f"index-{uuid.uuid4().hex[:12]}"
     elif not isinstance(name, str):
         raise unprocessable("invalid type for `name`: expected a string")
-    validation.check_name(name)
+    request_validation.check_name(name)
     kind = next(iter(spec))
-    spec[kind]["read_capacity"] = validation.check_read_capacity(body.get("read_capacity"), "index") or {"mode": "OnDemand"}
+    spec[kind]["read_capacity"] = request_validation.check_read_capacity(body.get("read_capacity"), "index") or {"mode": "OnDemand"}
     cmek_id = body.get("cmek_id")
     if cmek_id is not None and not isinstance(cmek_id, str):
         raise unprocessable("invalid type for `cmek_id`: expected a string")
@@ -447,18 +447,18 @@ def check_create(body: Any) -> dict[str, Any]:
         dimension, metric, vector_type = None, "dotproduct", "sparse"
     return {
         "name": name, "spec": spec, "dimension": dimension, "metric": metric, "vector_type": vector_type,
-        "deletion_protection": validation.check_protection(body) or "disabled",
-        "tags": validation.check_tags(body) or None, "typed_schema": schema, "cmek_id": cmek_id,
+        "deletion_protection": request_validation.check_protection(body) or "disabled",
+        "tags": request_validation.check_tags(body) or None, "typed_schema": schema, "cmek_id": cmek_id,
     }
 
 
 # -- configure ---------------------------------------------------------------------------------
 def check_configure(body: Any, rec: Any) -> dict[str, Any]:
     """A 2026-07 ConfigureIndexRequest as the change dict the 2025-10 handler applies
-    (validation.check_configure's shape): `deployment: {replicas, pod_type}` without
+    (request_validation.check_configure's shape): `deployment: {replicas, pod_type}` without
     deployment_type, top-level `read_capacity`, no `embed` (v10-2026-07-index-model.md
     "configure_index"; pinecone/client/indexes.py Indexes.configure)."""
-    body = validation.require_object(body, "ConfigureIndexRequest")
+    body = request_validation.require_object(body, "ConfigureIndexRequest")
     closed(body, CONFIGURE_KEYS, "ConfigureIndexRequest")
     out: dict[str, Any] = {}
     deployment = body.get("deployment")
@@ -472,20 +472,20 @@ def check_configure(body: Any, rec: Any) -> dict[str, Any]:
             raise bad_request(f"Index {rec.name} is not a pod index; deployment scaling applies to pod indexes only.")
         pod: dict[str, Any] = {}
         if deployment.get("replicas") is not None:
-            pod["replicas"] = validation._positive(deployment, "replicas", "deployment", 1)
+            pod["replicas"] = request_validation._positive(deployment, "replicas", "deployment", 1)
         if deployment.get("pod_type") is not None:
-            pod["pod_type"] = validation.check_pod_type(deployment["pod_type"], "deployment.pod_type")
+            pod["pod_type"] = request_validation.check_pod_type(deployment["pod_type"], "deployment.pod_type")
         out["spec"] = {"pod": pod}
     if body.get("read_capacity") is not None:
         if rec.kind == "pod":
             raise bad_request(f"Index {rec.name} is a pod index; read_capacity applies to managed and BYOC indexes.")
-        out["spec"] = {rec.kind: {"read_capacity": validation.check_read_capacity(body["read_capacity"], "index")}}
+        out["spec"] = {rec.kind: {"read_capacity": request_validation.check_read_capacity(body["read_capacity"], "index")}}
     if body.get("schema") is not None:
         out["embed"] = _semantic_patch(body["schema"], rec)
-    protection = validation.check_protection(body)
+    protection = request_validation.check_protection(body)
     if protection:
         out["deletion_protection"] = protection
-    tags = validation.check_tags(body, allow_empty_values=True)
+    tags = request_validation.check_tags(body, allow_empty_values=True)
     if tags is not None:
         out["tags"] = tags
     return out
@@ -509,10 +509,10 @@ def _semantic_patch(raw: Any, rec: Any) -> dict[str, Any]:
 def check_from_backup(body: Any) -> None:
     """A 2026-07 CreateIndexFromBackupRequest is closed; its `read_capacity` is declared but ignored
     by the server (v10-2026-07-backup-models.md, docs/pinecone-api-versions.md "Backups")."""
-    body = validation.require_object(body if body is not None else {}, "CreateIndexFromBackupRequest")
+    body = request_validation.require_object(body if body is not None else {}, "CreateIndexFromBackupRequest")
     closed(body, FROM_BACKUP_KEYS, "CreateIndexFromBackupRequest")
     if body.get("read_capacity") is not None:
-        validation.check_read_capacity(body["read_capacity"], "index")
+        request_validation.check_read_capacity(body["read_capacity"], "index")
 
 
 # -- responses ---------------------------------------------------------------------------------
