@@ -18,10 +18,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from pinery.api import resource_for_kind
+from pinery.api import ResourceInfo, resource_for_kind
 from pinery.api.base import GROUP, VERSION
 from pinery.local.cluster import LocalCluster, leftover_processes
 from pinery.local.kubeclient import ApiError, KubeClient
@@ -65,6 +66,13 @@ def render_table(table: dict) -> list[str]:
     return ["   ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
 
 
+def resource(kind: str) -> ResourceInfo:
+    res = resource_for_kind(kind)
+    if res is None:
+        raise RuntimeError(f"pinery has no resource of kind {kind}")
+    return res
+
+
 class Cluster:
     """What the demo does to the cluster: kubectl when installed, else the same through the API."""
 
@@ -76,6 +84,8 @@ class Cluster:
     async def run_kubectl(self, *args: str, input: str | None = None) -> str:
         env = {"KUBECONFIG": str(self.local.kubeconfig), "HOME": str(self.local.state_dir),
                "PATH": "/usr/local/bin:/usr/bin:/bin"}
+        if self.kubectl is None:
+            raise RuntimeError("kubectl is not installed")
         process = await asyncio.create_subprocess_exec(
             self.kubectl, *args, env=env, stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -88,12 +98,12 @@ class Cluster:
     async def apply(self, obj: dict) -> str:
         if self.kubectl:
             return (await self.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(obj))).strip()
-        res = resource_for_kind(obj["kind"])
+        res = resource(obj["kind"])
         await self.client.create(f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{res.plural}", obj)
         return f"{res.kind.lower()}.{GROUP}/{obj['metadata']['name']} created"
 
     async def get(self, kind: str, name: str) -> dict:
-        res = resource_for_kind(kind)
+        res = resource(kind)
         return await self.client.get(f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{res.plural}/{name}")
 
     async def get_pinery(self) -> list[str]:
@@ -101,7 +111,7 @@ class Cluster:
             return (await self.run_kubectl("get", "pinery")).rstrip().splitlines()
         lines = []
         for kind in ("VectorIndex", "FSDPJob"):
-            res = resource_for_kind(kind)
+            res = resource(kind)
             table = await self.client.request("GET", f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{res.plural}", accept=TABLE)
             rendered = render_table(table)
             rendered[1:] = [f"{res.kind.lower()}.{GROUP}/{line}" for line in rendered[1:]]
@@ -170,7 +180,7 @@ async def show_training(cluster: Cluster, master_port: int | None, timeout: floa
                     f"loss {event['loss']:.3f}, {event.get('tokensPerSecond') or 0:.0f} tokens/s")
         if phase in ("Succeeded", "Failed"):
             if phase == "Failed":
-                failed = next((c for c in status.get("conditions", []) if c["type"] == "Failed"), {})
+                failed: dict[str, Any] = next((c for c in status.get("conditions", []) if c["type"] == "Failed"), {})
                 raise RuntimeError(f"FSDPJob {name} failed: {failed.get('message')}")
             return status
         await asyncio.sleep(0.5)
@@ -205,7 +215,7 @@ def _free_port() -> int:
 
 async def demo(state_dir: Path | None, master_port: int | None, timeout: float) -> int:
     keep = state_dir is not None
-    state = Path(state_dir) if keep else Path(tempfile.mkdtemp(prefix="pinery-demo-"))
+    state = Path(state_dir) if state_dir is not None else Path(tempfile.mkdtemp(prefix="pinery-demo-"))
     print("pinery demo: a Kubernetes control plane, Pinecone and a two-node training job, all on this machine.")
     step(1, f"Starting local mode in {state}")
     cluster = LocalCluster(state, pinecone_ready_delay=2.0, say=say)
@@ -213,6 +223,8 @@ async def demo(state_dir: Path | None, master_port: int | None, timeout: float) 
     code = 1
     try:
         await cluster.start()
+        if cluster.client is None:
+            raise RuntimeError("local mode started without a client")
         ops = Cluster(cluster, cluster.client)
         if ops.kubectl is None:
             say("(kubectl is not installed: the demo makes the same requests through the API)")

@@ -21,12 +21,18 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, TypeVar
 
 from pinery.api import RESOURCES
 from pinery.crds import build_crd
 from pinery.local.kubeclient import ApiError, KubeClient
 from pinery.local.podrunner import processes
+
+if TYPE_CHECKING:  # imported lazily, where local mode starts them
+    from pinery.local.apiserver.server import LocalApiServer
+    from pinery.local.pinecone import PineconeEmulator
+
+T = TypeVar("T")
 
 OPERATOR_NAMESPACE = "pinery-system"
 SECRET_NAME = "pinecone-api-key"
@@ -167,8 +173,8 @@ class LocalCluster:
         self._installed: list[dict] = []  # what the plain manifests applied, for stop
         self.say = say
         self.state = LocalState.load(self.state_dir)
-        self.apiserver = None
-        self.pinecone = None
+        self.apiserver: LocalApiServer | None = None
+        self.pinecone: PineconeEmulator | None = None
         self.client: KubeClient | None = None
         self.operator: subprocess.Popen | None = None
         self._stop_runner = asyncio.Event()
@@ -250,9 +256,9 @@ class LocalCluster:
         elif self.with_operator and self.operator_form in ("manifests", "kustomize"):
             await self._install_manifests()
         elif self.with_operator:
-            self.start_operator()
+            operator = self.start_operator()
             self._supervisor = asyncio.create_task(self._supervise_operator())
-            self.say(f"operator       pid {self.operator.pid}, log {self.state_dir / 'operator.log'}")
+            self.say(f"operator       pid {operator.pid}, log {self.state_dir / 'operator.log'}")
 
     async def stop(self) -> None:
         """Stop everything: the operator first (so that it does not react to pods stopping),
@@ -357,7 +363,7 @@ class LocalCluster:
         values = install.chart_values(self.pinecone_url, free_port())
         release = await asyncio.to_thread(install.helm_install, self.kubeconfig, OPERATOR_NAMESPACE, values)
         self.say(f"operator       helm release {install.RELEASE} revision {release.get('revision')} in {OPERATOR_NAMESPACE}")
-        await install.wait_available(self.client, OPERATOR_NAMESPACE)
+        await install.wait_available(self._kube(), OPERATOR_NAMESPACE)
         self.say(f"               deployment available; logs: kubectl logs deploy/{install.RELEASE} -n {OPERATOR_NAMESPACE}")
 
     async def _uninstall_chart(self) -> None:
@@ -378,7 +384,7 @@ class LocalCluster:
             install.apply_manifests, self.kubeconfig, self.operator_form, self.state_dir / "install",
             self.pinecone_url, free_port())
         self.say(f"operator       {command[self.operator_form]} (local settings patched in: {self.state_dir / 'install'})")
-        await install.wait_available(self.client, OPERATOR_NAMESPACE)
+        await install.wait_available(self._kube(), OPERATOR_NAMESPACE)
         self.say(f"               deployment available; logs: kubectl logs deploy/{install.RELEASE} -n {OPERATOR_NAMESPACE}")
 
     async def _uninstall_manifests(self) -> None:
@@ -394,18 +400,23 @@ class LocalCluster:
 
     # --- API objects -------------------------------------------------------------------------
 
+    def _kube(self) -> KubeClient:
+        if self.client is None:
+            raise RuntimeError("local mode is not started")
+        return self.client
+
     async def install_crds(self) -> None:
         for res in RESOURCES:
             crd = build_crd(res)
-            existing = await self.client.get_or_none(f"{CRD_PATH}/{res.crd_name}")
+            existing = await self._kube().get_or_none(f"{CRD_PATH}/{res.crd_name}")
             if existing is None:
-                await self.client.create(CRD_PATH, crd)
+                await self._kube().create(CRD_PATH, crd)
             else:
                 crd["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
-                await self.client.request("PUT", f"{CRD_PATH}/{res.crd_name}", body=crd)
+                await self._kube().request("PUT", f"{CRD_PATH}/{res.crd_name}", body=crd)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            group = await self.client.get_or_none(f"/apis/{RESOURCES[0].group}/{RESOURCES[0].version}")
+            group = await self._kube().get_or_none(f"/apis/{RESOURCES[0].group}/{RESOURCES[0].version}")
             names = {r["name"] for r in (group or {}).get("resources", [])}
             if all(res.plural in names for res in RESOURCES):
                 return
@@ -414,7 +425,7 @@ class LocalCluster:
 
     async def _ensure_namespace(self, name: str) -> None:
         try:
-            await self.client.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            await self._kube().create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         except ApiError as exc:
             if exc.status != 409:
                 raise
@@ -429,11 +440,11 @@ class LocalCluster:
         }
         path = f"/api/v1/namespaces/{namespace}/secrets"
         try:
-            await self.client.create(path, secret)
+            await self._kube().create(path, secret)
         except ApiError as exc:
             if exc.status != 409:
                 raise
-            await self.client.merge_patch(f"{path}/{name}", {"data": secret["data"]})
+            await self._kube().merge_patch(f"{path}/{name}", {"data": secret["data"]})
 
     # --- synchronous use ---------------------------------------------------------------------
 
@@ -471,6 +482,8 @@ class LocalCluster:
             if self._thread.is_alive():
                 raise TimeoutError("local mode did not stop in time")
 
-    def run_coroutine(self, coro, timeout: float = 60):
+    def run_coroutine(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
         """Run a coroutine on local mode's loop from another thread."""
+        if self._loop is None:
+            raise RuntimeError("local mode is not running in a thread (start_in_thread)")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)

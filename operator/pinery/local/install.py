@@ -86,7 +86,7 @@ async def wait_available(client: KubeClient, namespace: str, name: str = RELEASE
     deployment = None
     while time.monotonic() < deadline:
         deployment = await client.get_or_none(path)
-        if available(deployment) and (deployment.get("status") or {}).get("availableReplicas", 0) >= 1:
+        if deployment is not None and available(deployment) and (deployment.get("status") or {}).get("availableReplicas", 0) >= 1:
             return deployment
         await asyncio.sleep(0.5)
     raise TimeoutError(f"deployment {namespace}/{name} did not become available: {(deployment or {}).get('status')}")

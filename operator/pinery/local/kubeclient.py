@@ -36,7 +36,7 @@ def read_kubeconfig(path: Path) -> tuple[str, str | None, bytes | None]:
     context_name = config.get("current-context")
     context = next(c["context"] for c in config["contexts"] if c["name"] == context_name)
     cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
-    user = next((u["user"] for u in config.get("users", []) if u["name"] == context.get("user")), {})
+    user: dict[str, Any] = next((u["user"] for u in config.get("users", []) if u["name"] == context.get("user")), {})
     ca = cluster.get("certificate-authority-data")
     if ca:
         ca_pem = base64.b64decode(ca)
