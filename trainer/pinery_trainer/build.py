@@ -63,6 +63,7 @@ def _build_preset(config: TrainerConfig, runtime: Runtime, tokenizer_vocab: Opti
 
 def _build_hf(config: TrainerConfig, runtime: Runtime, tokenizer_vocab: Optional[int]) -> BuiltModel:
     path = config.model.hf_path
+    assert path, "build_model builds from model.hfPath only when it is set"
     hf_config = hf.load_hf_config(path)
     vocab = hf.vocab_size(hf_config)
     if tokenizer_vocab and tokenizer_vocab > vocab:
@@ -88,6 +89,7 @@ def _build_hf(config: TrainerConfig, runtime: Runtime, tokenizer_vocab: Optional
 
     parameters = count_parameters(model)
     embedding = model.get_input_embeddings().weight
+    assert isinstance(embedding, torch.Tensor)  # a Parameter (a DTensor once sharded)
     output = model.get_output_embeddings()
     tied = output is not None and output.weight is embedding
     layers, width = hf.flops_shape(hf_config)

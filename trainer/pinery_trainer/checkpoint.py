@@ -116,7 +116,8 @@ class Checkpointer:
         scanned = [layout.scan(self.root) if self.runtime.is_main else None]
         # One rank decides what exists, so that every rank tries the same checkpoints.
         dist.broadcast_object_list(scanned, src=0)
-        entries: list[layout.Entry] = scanned[0]
+        entries = scanned[0]
+        assert entries is not None  # rank 0's scan, now on every rank
         skipped = [{"step": e.step, "reason": e.problem} for e in entries if not e.usable]
         for entry in layout.resume_candidates(entries):
             start = time.monotonic()
@@ -126,6 +127,7 @@ class Checkpointer:
             except (Exception, CheckpointException) as e:  # noqa: BLE001 - any failure: try an older one
                 state, error = None, describe(e)
             if not all_agree(error is not None):
+                assert state is not None  # no rank failed, this one included
                 return Resumed(state, entry.path, round(time.monotonic() - start, 3)), skipped
             skipped.append({"step": entry.step, "reason": f"failed to load: {error or 'on another rank'}"})
         # get_state_dict gave the optimizer a zero step of state: a fresh run must not keep it.

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pinery_trainer.config import TrainerConfig
 
 # Set by the FSDPJob's checkpoint volume; they override the file (and `--set` overrides them).
-ENV_OVERRIDES = {
+ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "PINERY_CHECKPOINT_DIR": ("checkpoint", "dir"),
     "PINERY_CHECKPOINT_INTERVAL": ("checkpoint", "intervalSteps"),
 }

@@ -23,8 +23,12 @@ JSONL_SUFFIXES = (".jsonl",)
 
 
 class Tokenizer(Protocol):
-    vocab_size: int
-    eos_id: Optional[int]
+    # Read-only here, so that a tokenizer whose eos_id is always an int fits too.
+    @property
+    def vocab_size(self) -> int: ...
+
+    @property
+    def eos_id(self) -> Optional[int]: ...
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -102,6 +106,8 @@ class TokenWindows:
         self.order = EpochOrder(self.windows, seed) if self.windows else None
 
     def sample(self, index: int) -> np.ndarray:
+        if self.order is None:
+            raise ValueError(f"{len(self.tokens)} tokens make no window of seqLen + 1 ({self.seq_len + 1})")
         start = self.order(index) * self.seq_len
         return self.tokens[start : start + self.seq_len + 1].astype(np.int64)
 

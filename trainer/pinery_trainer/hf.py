@@ -8,11 +8,16 @@ process.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from pinery_trainer.configfile import ConfigError
+
+if TYPE_CHECKING:  # transformers is imported when a model needs it (the trainer extra)
+    from torch.distributed.checkpoint.state_dict import ValueType
+    from transformers import PreTrainedModel
 
 
 def _transformers():
@@ -35,7 +40,7 @@ def load_hf_config(path: str):
         raise ConfigError([("model.hfPath", f"cannot read the model config in {path}: {e}")]) from None
 
 
-def build_meta(config) -> nn.Module:
+def build_meta(config) -> PreTrainedModel:
     transformers = _transformers()
     with torch.device("meta"):
         try:
@@ -46,8 +51,9 @@ def build_meta(config) -> nn.Module:
     return model
 
 
-def load_pretrained_state(path: str) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """(state dict, every buffer) of the saved model, on the CPU (rank 0 only)."""
+def load_pretrained_state(path: str) -> tuple[dict[str, ValueType], dict[str, torch.Tensor]]:
+    """(state dict, every buffer) of the saved model, on the CPU (rank 0 only); the state dict
+    is typed as set_model_state_dict takes it."""
     transformers = _transformers()
     model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
     return model.state_dict(), dict(model.named_buffers())

@@ -112,6 +112,7 @@ class Transformer(nn.Module):
 
     def set_activation_checkpointing(self, enabled: bool) -> None:
         for block in self.layers:
+            assert isinstance(block, Block)  # layers holds only Blocks (fully_shard keeps the class as a base)
             block.activation_checkpointing = enabled
 
     def init_weights(self, seed: int) -> None:

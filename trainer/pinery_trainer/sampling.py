@@ -61,4 +61,5 @@ class EpochOrder:
         if epoch != self._epoch:
             self._perm = np.random.default_rng([self.seed, epoch]).permutation(self.items)
             self._epoch = epoch
+        assert self._perm is not None  # set with _epoch, on the first call
         return int(self._perm[offset])

@@ -16,21 +16,21 @@ def apply_fsdp(
     model: nn.Module, blocks: list[nn.Module], mesh: DeviceMesh, config: FSDPConfig, device: torch.device,
     compile_blocks: bool = False,
 ) -> None:
-    policy = dict(
-        mesh=mesh,
-        reshard_after_forward=config.reshard_after_forward,
-        mp_policy=MixedPrecisionPolicy(
-            param_dtype=DTYPES[config.mixed_precision.param_dtype],
-            reduce_dtype=DTYPES[config.mixed_precision.reduce_dtype],
-        ),
-        # Pinning needs an accelerator: on a CPU-only machine it fails outright.
-        offload_policy=CPUOffloadPolicy(pin_memory=device.type == "cuda") if config.cpu_offload else OffloadPolicy(),
+    mp_policy = MixedPrecisionPolicy(
+        param_dtype=DTYPES[config.mixed_precision.param_dtype],
+        reduce_dtype=DTYPES[config.mixed_precision.reduce_dtype],
     )
+    # Pinning needs an accelerator: on a CPU-only machine it fails outright.
+    offload_policy = CPUOffloadPolicy(pin_memory=device.type == "cuda") if config.cpu_offload else OffloadPolicy()
+
+    def shard(module: nn.Module) -> None:
+        fully_shard(module, mesh=mesh, reshard_after_forward=config.reshard_after_forward, mp_policy=mp_policy, offload_policy=offload_policy)
+
     for block in blocks:
         if compile_blocks:
             block.compile()
-        fully_shard(block, **policy)
-    fully_shard(model, **policy)
+        shard(block)
+    shard(model)
 
 
 def materialisation_device(config: FSDPConfig, device: torch.device) -> torch.device:

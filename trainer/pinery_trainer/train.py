@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 import torch.distributed as dist
@@ -14,7 +14,7 @@ from torch.optim.lr_scheduler import LambdaLR
 
 from pinery_trainer import exit_codes
 from pinery_trainer.build import BuiltModel, build_model
-from pinery_trainer.checkpoint import Checkpointer, TrainerState, capture_rng, restore_rng
+from pinery_trainer.checkpoint import Checkpointer, Resumed, TrainerState, capture_rng, restore_rng
 from pinery_trainer.config import OptimConfig, TrainerConfig
 from pinery_trainer.configfile import ConfigError
 from pinery_trainer.data import Dataset, batch, build_dataset, load_tokenizer
@@ -50,6 +50,7 @@ def check_shared_dir(root: Path, runtime: Runtime) -> None:
             offer = [f"!{e.strerror or e}"]
     dist.broadcast_object_list(offer, src=0)
     name = offer[0]
+    assert name is not None  # rank 0 offers a probe name or an error
     if name.startswith("!"):
         raise ConfigError([("checkpoint.dir", f"cannot write to {root}: {name[1:]}")])
     missing = all_agree(not (root / name).exists())
@@ -97,7 +98,8 @@ class Trainer:
     # -- start -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        resumed, skipped = (None, [])
+        resumed: Optional[Resumed] = None
+        skipped: list[dict[str, Any]] = []
         if self.checkpointer:
             resumed, skipped = self.checkpointer.resume(self.model.module, self.optimizer)
         if resumed:
@@ -215,6 +217,8 @@ class Trainer:
     # -- checkpoints and stopping --------------------------------------------------------------
 
     def save(self, reason: str) -> None:
+        if self.checkpointer is None:
+            raise RuntimeError("checkpointing is off (no checkpoint.dir)")
         state = TrainerState(self.step, self.samples_seen, self.scheduler.state_dict(), capture_rng())
         report = self.checkpointer.save(self.model.module, self.optimizer, state, reason)
         self.last_checkpoint = self.step
