@@ -24,7 +24,7 @@ from pinery.schema.crd_names import is_dns1123_subdomain
 from pinery.schema.crd_validation import validate_crd
 from pinery.schema.errors import FieldError, join_path
 from pinery.schema.prune import apply_defaults, prune
-from pinery.schema.validate import validate
+from pinery.schema.value_validation import validate
 
 _DOC_SEPARATOR = re.compile(r"^(---|\.\.\.)(\s.*)?$")
 

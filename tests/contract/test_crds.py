@@ -11,7 +11,7 @@ from pinery.api import FSDP_JOB, RESOURCES, VECTOR_INDEX
 from pinery.crds import CRD_DIRS, build_crd, crd_files, object_schema, stale_files
 from pinery.schema.crd_validation import validate_crd
 from pinery.schema.prune import apply_defaults
-from pinery.schema.validate import validate
+from pinery.schema.value_validation import validate
 from tests.conftest import REPO_ROOT, run_pinery
 
 EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.yaml"))

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from hypothesis import strategies as st
 
-from pinery.schema.validate import schema_regex
+from pinery.schema.value_validation import schema_regex
 
 # Schema path (`podTemplate.volumes[*]`) -> strategy, for what a schema cannot describe: the
 # Kubernetes objects pinery passes through unchanged, and values chosen for a test's purpose.

@@ -11,7 +11,7 @@ import requests
 from pinery.api.fsdpjob import SUB_PATH_PATTERN
 from pinery.api.vectorindex import MAX_USER_TAGS
 from pinery.kube_yaml import dump_all
-from pinery.schema.validate import schema_regex
+from pinery.schema.value_validation import schema_regex
 from pinery.manifest_check import validate_text
 from pinery.vectorindex.ownership import OWNERSHIP_KEYS
 from tests.conftest import run_pinery

@@ -1,10 +1,10 @@
-"""pinery.schema.validate / prune / cel: the API server's semantics, table-driven."""
+"""pinery.schema.value_validation / prune / cel: the API server's semantics, table-driven."""
 
 import pytest
 
 from pinery.schema import cel
 from pinery.schema.prune import apply_defaults, prune
-from pinery.schema.validate import validate
+from pinery.schema.value_validation import validate
 
 OBJ = {
     "type": "object",

@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from pinery.schema.markers import IMMUTABLE
-from pinery.schema.validate import json_type
+from pinery.schema.value_validation import json_type
 
 # Keys a converted node may carry (value validations and Kubernetes extensions).
 ALLOWED_KEYS = {

@@ -17,7 +17,7 @@ from pinery.schema.errors import FieldError
 from pinery.schema.gorepr import json_value
 from pinery.schema.field import GoRepr
 from pinery.schema.prune import prune
-from pinery.schema.validate import validate
+from pinery.schema.value_validation import validate
 
 
 def _bad_value(value: Any) -> Any:

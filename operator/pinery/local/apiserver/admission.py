@@ -15,7 +15,7 @@ from pinery.schema.errors import FieldError
 from pinery.schema.prune import apply_defaults, prune
 from pinery.schema.crd_names import DNS1123_SUBDOMAIN_ERROR, is_dns1123_subdomain_format
 from pinery.schema.crd_validation import validate_crd
-from pinery.schema.validate import validate
+from pinery.schema.value_validation import validate
 
 from pinery.local.apiserver import errors
 from pinery.local.apiserver.resources import ResourceType
