@@ -493,9 +493,8 @@ ROUTES = [
 ]
 
 
-def add_routes(app: web.Application) -> None:
-    from pinery.local.pinecone import admin
-
+def add_routes(app: web.Application, admin_prefix: str) -> None:
+    """The inference routes, and `<admin_prefix>/inference` (what embeds, for tests: admin.py's prefix)."""
     for method, path, handler, name in ROUTES:
         app.router.add_route(method, path, handler, name=name)
-    app.router.add_get(f"{admin.PREFIX}/inference", emulator_inference)
+    app.router.add_get(f"{admin_prefix}/inference", emulator_inference)

@@ -133,7 +133,7 @@ class PineconeEmulator:
             app.router.add_route(method, path, handler, name=name)
         for method, path, handler, name in DATA_ROUTES:
             app.router.add_route(method, data.PREFIX + path, handler, name=name)
-        inference.add_routes(app)  # /embed, /rerank, /models on the control-plane host (inference.py)
+        inference.add_routes(app, admin.PREFIX)  # /embed, /rerank, /models on the control-plane host (inference.py)
         admin.add_routes(app)
         return app
 
