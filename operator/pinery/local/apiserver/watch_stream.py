@@ -23,14 +23,13 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from pinery.schema.errors import FieldError
-
 from pinery.local.apiserver import errors
 from pinery.local.apiserver.conversion import present
 from pinery.local.apiserver.operations import Api
 from pinery.local.apiserver.resources import ResourceType
 from pinery.local.apiserver.selectors import FieldSelector, LabelSelector
-from pinery.local.apiserver.watch_cache import WatchEvent, Watcher
+from pinery.local.apiserver.watch_cache import Watcher, WatchEvent
+from pinery.schema.errors import FieldError
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 TableMaker = Callable[..., dict[str, Any]]

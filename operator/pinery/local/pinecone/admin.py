@@ -23,8 +23,8 @@ import json
 
 from aiohttp import web
 
-from pinery.local.pinecone.faults import FaultRule
 from pinery.local.pinecone.context import context, store
+from pinery.local.pinecone.faults import FaultRule
 
 PREFIX = "/_emulator"
 

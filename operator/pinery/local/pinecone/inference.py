@@ -39,7 +39,7 @@ from aiohttp import web
 
 from pinery.local.pinecone import embedder as embedding
 from pinery.local.pinecone import versions
-from pinery.local.pinecone.errors import ApiError, bad_request, not_found, unprocessable
+from pinery.local.pinecone.errors import bad_request, not_found, unprocessable
 
 TOKEN_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)  # an estimate of a model's tokens: words and marks
 HEADER = "X-Pinery-Embedder"

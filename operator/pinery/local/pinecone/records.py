@@ -22,9 +22,8 @@ import numpy as np
 import orjson
 from aiohttp import web
 
-from pinery.local.pinecone import context
+from pinery.local.pinecone import context, inference
 from pinery.local.pinecone import data as vectors_api
-from pinery.local.pinecone import inference
 from pinery.local.pinecone.embedder import words
 from pinery.local.pinecone.errors import bad_request
 from pinery.local.pinecone.state import IndexRecord

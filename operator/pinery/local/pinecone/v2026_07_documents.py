@@ -21,7 +21,8 @@ from __future__ import annotations
 import base64
 import math
 import re
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, Callable
 
 import numpy as np
