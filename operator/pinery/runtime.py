@@ -43,7 +43,7 @@ def build_registry(services: Services) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
     register_all(registry, services)
 
-    @kopf.on.login(registry=registry)
+    @kopf.on.login(id="build_registry.<locals>.pinery_login", registry=registry)  # the implicit id, kept
     def pinery_login(**_: Any) -> kopf.ConnectionInfo:
         # One source of credentials: the same configuration the operator's own client uses.
         return connection_info(services.kube.api_client.configuration)

@@ -17,7 +17,7 @@ from openapi_schema_validator import OAS30Validator
 
 from pinery.settings import OperatorSettings, env_name
 from tests.conftest import REPO_ROOT
-from tests.contract.chart_support import (
+from tests.support.chart import (
     CHART_DIR,
     KUBE_VERSIONS,
     RBAC_KINDS,

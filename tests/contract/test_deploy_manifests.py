@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT
-from tests.contract.chart_support import KUBE_VERSIONS, KUSTOMIZE_BASE, kustomize, render
+from tests.support.chart import KUBE_VERSIONS, KUSTOMIZE_BASE, kustomize, render
 from tools import render_deploy
 
 PLAIN = REPO_ROOT / "deploy" / "pinery.yaml"

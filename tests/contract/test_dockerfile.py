@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT
-from tests.contract.chart_support import require_tool
+from tests.support.chart import require_tool
 
 DOCKERFILE = REPO_ROOT / "Dockerfile"
 OCI_LABELS = ("title", "description", "version", "source", "licenses")

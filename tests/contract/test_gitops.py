@@ -12,7 +12,7 @@ from lupa import lua51
 from pinery.api import FSDP_JOB, VECTOR_INDEX
 from pinery.crds import object_schema
 from tests.conftest import REPO_ROOT
-from tests.contract.chart_support import CHART_DIR, KUSTOMIZE_BASE, chart, kustomize
+from tests.support.chart import CHART_DIR, KUSTOMIZE_BASE, chart, kustomize
 
 GITOPS = REPO_ROOT / "docs" / "gitops.md"
 LUA = {

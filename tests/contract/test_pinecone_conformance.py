@@ -20,7 +20,7 @@ from pinecone.errors.exceptions import PineconeError
 
 from pinery.local.pinecone import EmulatorAdmin, PineconeEmulator, versions
 from tests.conftest import shared_path
-from tests.contract.pinecone_openapi import label, load_spec, mock_request, openapi, request_problem
+from tests.support.pinecone_openapi import label, load_spec, mock_request, openapi, request_problem
 
 from openapi_schema_validator import OAS30Validator  # a dev dependency, like openapi-core: never skipped
 

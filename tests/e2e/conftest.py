@@ -24,8 +24,8 @@ import yaml
 from pinery.local.cluster import LocalCluster, leftover_processes
 from pinery.local.podrunner import processes
 from tests.conftest import REPO_ROOT
-from tests.security import secret_scan
-from tests.unit.kubectl_stub import kubectl_binary
+from tests.support import secret_scan
+from tests.support.kubectl import kubectl_binary
 
 EXAMPLES = REPO_ROOT / "examples"
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.e2e.conftest import kubectl_binary
-from tests.integration.trainer_harness import free_port
+from tests.support.kubectl import kubectl_binary
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
 

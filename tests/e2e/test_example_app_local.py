@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.e2e.conftest import example
-from tests.integration.test_example_app import APP, run_app
+from tests.support.example_app import APP, run_app
 
 pytestmark = pytest.mark.e2e
 

@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from tests.e2e.conftest import example
-from tests.integration.helpers import wait_for
-from tests.integration.trainer_harness import free_port
+from tests.support.waiting import wait_for
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
 

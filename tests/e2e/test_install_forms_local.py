@@ -20,9 +20,9 @@ from pinery.local import install
 from pinery.local.cluster import OPERATOR_NAMESPACE, LocalCluster, leftover_processes
 from pinery.local.podrunner import processes
 from tests.e2e.conftest import EXAMPLES, Kubectl, LocalMode, example
-from tests.integration.helpers import wait_for
-from tests.integration.trainer_harness import free_port
-from tests.unit.kubectl_stub import kubectl_binary
+from tests.support.waiting import wait_for
+from tests.support.ports import free_port
+from tests.support.kubectl import kubectl_binary
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

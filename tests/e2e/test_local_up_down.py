@@ -21,8 +21,8 @@ import pytest
 from pinery.local.cluster import leftover_processes
 from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import Kubectl, example
-from tests.integration.helpers import wait_for
-from tests.integration.trainer_harness import free_port
+from tests.support.waiting import wait_for
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
 

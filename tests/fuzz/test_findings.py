@@ -15,7 +15,7 @@ from pinery.schema.value_validation import schema_regex
 from pinery.manifest_check import validate_text
 from pinery.vectorindex.ownership import OWNERSHIP_KEYS
 from tests.conftest import run_pinery
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 SERVERLESS = {"cloud": "aws", "region": "us-east-1"}
 

@@ -25,9 +25,9 @@ from pinery.api import API_VERSION, resource_for_kind
 from pinery.api.immutability import changed_immutable_fields
 from pinery.schema.prune import apply_defaults
 from pinery.manifest_check import validate_object
-from tests.fuzz.budget import share
+from tests.support.budget import share
 from tests.fuzz.fieldpaths import dotted, names_something, related
-from tests.fuzz.manifests import NOT_MAPPINGS, SCHEMAS, SPEC_SCHEMAS, invalid_manifests, valid_manifests
+from tests.support.manifests import NOT_MAPPINGS, SCHEMAS, SPEC_SCHEMAS, invalid_manifests, valid_manifests
 
 pytestmark = pytest.mark.slow
 

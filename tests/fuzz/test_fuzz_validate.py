@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from pinery.manifest_check import validate_text
 from tests.conftest import run_pinery
-from tests.fuzz.budget import share
+from tests.support.budget import share
 from tests.fuzz.fieldpaths import names_something, related
-from tests.fuzz.manifests import (
+from tests.support.manifests import (
     NOT_MAPPINGS,
     SCHEMAS,
     as_json,

@@ -22,8 +22,8 @@ import requests
 from pinery.local.kubeclient import KubeClient
 from pinery.local.podrunner import processes
 from pinery.local.podrunner.runner import PodRunner
-from tests.integration.conftest_apiserver import ControlPlane
-from tests.integration.helpers import wait_for
+from tests.support.control_plane import ControlPlane
+from tests.support.waiting import wait_for
 
 
 class RunnerThread:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import time
-from typing import Any, Callable, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from tests.support.waiting import wait_for
 
 WIDGET_GROUP, WIDGET_VERSION, WIDGET_PLURAL = "test.pinery.dev", "v1", "widgets"
 
@@ -33,18 +32,6 @@ def pod(name: str, labels: dict[str, str] | None = None, containers: list[dict] 
 def status_of(exc: Exception) -> dict[str, Any]:
     """The Status body of a kubernetes.client ApiException."""
     return json.loads(exc.body)  # type: ignore[attr-defined]
-
-
-def wait_for(check: Callable[[], T], timeout: float = 5.0, interval: float = 0.02, what: str = "condition") -> T:
-    """Poll until `check()` is truthy; return its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def widget_crd(**version_extra: Any) -> dict[str, Any]:

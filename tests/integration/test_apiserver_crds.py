@@ -9,8 +9,9 @@ from kubernetes.client.rest import ApiException
 
 from tests.conftest import REPO_ROOT
 from tests.integration.helpers import (
-    WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, install_widgets, status_of, wait_for, widget, widget_crd, widgets_path,
+    WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, install_widgets, status_of, widget, widget_crd, widgets_path,
 )
+from tests.support.waiting import wait_for
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 MERGE = {"Content-Type": "application/merge-patch+json"}

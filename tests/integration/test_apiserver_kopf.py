@@ -5,7 +5,8 @@ from pathlib import Path
 import kopf.testing
 import pytest
 
-from tests.integration.helpers import WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, install_widgets, wait_for, widget
+from tests.integration.helpers import WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, install_widgets, widget
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT
-from tests.integration.helpers import pod, wait_for
+from tests.integration.helpers import pod
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.integration.helpers import configmap, install_widgets, pod, status_of, wait_for, widget, widgets_path
+from tests.integration.helpers import configmap, install_widgets, pod, status_of, widget, widgets_path
+from tests.support.waiting import wait_for
 
 
 def exists(fn, *args) -> bool:

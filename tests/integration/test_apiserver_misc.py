@@ -8,7 +8,8 @@ import requests
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.integration.helpers import configmap, pod, wait_for
+from tests.integration.helpers import configmap, pod
+from tests.support.waiting import wait_for
 
 
 def test_version_and_health(control_plane):

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from tests.integration.conftest_apiserver import running_control_plane
+from tests.support.control_plane import running_control_plane
 from tests.integration.helpers import configmap, install_widgets, widget, widgets_path
 
 

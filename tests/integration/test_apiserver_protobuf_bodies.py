@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.integration.helpers import wait_for
+from tests.support.waiting import wait_for
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 

@@ -113,7 +113,7 @@ def test_role_bindings_cannot_change_their_role_ref(control_plane):
 
 
 def test_the_charts_rbac_allows_what_the_operator_does(control_plane):
-    from tests.contract.chart_support import RELEASE_NAMESPACE, render
+    from tests.support.chart import RELEASE_NAMESPACE, render
 
     control_plane.install_crds()
     control_plane.kubectl("create", "namespace", RELEASE_NAMESPACE)
@@ -168,7 +168,7 @@ def test_default_roles_aggregate_the_charts_pinery_roles(control_plane):
     """The chart's pinery-edit and pinery-view ClusterRoles aggregate into the default `admin`,
     `edit` and `view` (the ClusterRole aggregation controller), so a RoleBinding to `edit` or
     `view` in a namespace is all a namespaced user needs."""
-    from tests.contract.chart_support import RELEASE_NAMESPACE, render
+    from tests.support.chart import RELEASE_NAMESPACE, render
 
     control_plane.install_crds()
     control_plane.kubectl("create", "namespace", RELEASE_NAMESPACE)

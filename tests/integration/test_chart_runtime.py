@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 from pinery.local.cluster import LocalCluster, free_port
-from tests.contract.chart_support import RELEASE_NAMESPACE, one, render
+from tests.support.chart import RELEASE_NAMESPACE, one, render
 
 pytestmark = pytest.mark.slow
 

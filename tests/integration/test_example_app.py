@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import functools
-import json
-import os
-import subprocess
 import sys
 
 import pytest
 from pinecone import ServerlessSpec
 
-from tests.conftest import REPO_ROOT, compat_python
-from tests.integration.conftest_pinecone import TEST_API_KEY
-
-APP = REPO_ROOT / "examples" / "app" / "app.py"
-
-
-def run_app(env: dict[str, str], *args: str, python: str = sys.executable) -> dict:
-    result = subprocess.run([python, str(APP), *args], env={**os.environ, **env},
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+from tests.conftest import compat_python
+from tests.support.emulator import TEST_API_KEY
+from tests.support.example_app import run_app
 
 
 @pytest.fixture(params=["pinecone-9", "pinecone-10"])

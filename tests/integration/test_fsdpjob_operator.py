@@ -13,9 +13,9 @@ import yaml
 
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, pod_name
 from tests.conftest import REPO_ROOT
-from tests.integration import fsdpjob_harness as h
-from tests.integration.fsdpjob_harness import kubelet, ns, plane  # noqa: F401 (fixtures)
-from tests.integration.helpers import wait_for
+from tests.support import fsdpjob as h
+from tests.support.fsdpjob import kubelet, ns, plane  # noqa: F401 (fixtures)
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
@@ -496,7 +496,7 @@ def test_the_operator_carries_on_after_the_api_server_was_away(tmp_path):
 
     from pinery.local.apiserver.server import LocalApiServer
     from pinery.local.cluster import free_port
-    from tests.integration.conftest_apiserver import ControlPlane
+    from tests.support.control_plane import ControlPlane
 
     port = free_port()
 

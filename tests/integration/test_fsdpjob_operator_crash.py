@@ -12,9 +12,9 @@ from typing import Iterator
 
 import pytest
 
-from tests.integration import fsdpjob_harness as h
-from tests.integration.fsdpjob_harness import kubelet, ns, plane  # noqa: F401 (fixtures)
-from tests.integration.helpers import wait_for
+from tests.support import fsdpjob as h
+from tests.support.fsdpjob import kubelet, ns, plane  # noqa: F401 (fixtures)
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 
 def call(url: str, method: str, path: str, version: str | None, body=None, header="X-Pinecone-Api-Version"):

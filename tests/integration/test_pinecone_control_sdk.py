@@ -15,7 +15,7 @@ from pinecone.errors.exceptions import (
     UnauthorizedError,
 )
 
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 SERVERLESS = ServerlessSpec(cloud="aws", region="us-east-1")
 

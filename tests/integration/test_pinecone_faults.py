@@ -14,7 +14,7 @@ from pinecone.errors.exceptions import (
 )
 
 from pinery.local.pinecone.admin_client import AdminError
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 FAST_RETRIES = RetryConfig(backoff_factor=0.01, max_wait=0.05)
 

@@ -9,7 +9,7 @@ from pinery.pinecone_gateway import PineconeCallError, PineconeGateway
 from pinery.vectorindex.desired import create_request
 from pinery.vectorindex.errors import classify
 from pinery.vectorindex.ownership import ownership_tags
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 OWNER = ownership_tags("local", "default", "docs")
 

@@ -23,7 +23,7 @@ from pinecone import ServerlessSpec
 
 from pinery.local.pinecone import grpc_refusal
 from tests.conftest import compat_python
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 ADVICE = "local mode serves the Pinecone data plane over REST only; create the index client without grpc"
 PINECONE_7_GRPC = "pinecone-7-grpc"  # the client venv compat/run.py makes (compat/clients.py)

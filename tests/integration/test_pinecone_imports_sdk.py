@@ -12,7 +12,7 @@ import pytest
 from pinecone import Pinecone, ServerlessSpec
 from pinecone.errors.exceptions import ApiError, NotFoundError
 
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 SERVERLESS = ServerlessSpec(cloud="aws", region="us-east-1")
 

@@ -20,7 +20,7 @@ from pinecone.errors.exceptions import ApiError, NotFoundError
 
 from pinery.local.pinecone import embedder as embedding
 from tests.conftest import IN_CI
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 DOCS = [
     {"_id": "cat", "chunk_text": "the cat sat on the mat", "kind": "pets", "year": 2020},

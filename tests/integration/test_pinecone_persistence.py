@@ -11,7 +11,7 @@ import time
 from pinecone import Pinecone, PodSpec, ServerlessSpec
 
 from tests.conftest import REPO_ROOT
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import compat_python
-from tests.integration.conftest_pinecone import TEST_API_KEY
+from tests.support.emulator import TEST_API_KEY
 
 FLOW = Path(__file__).with_name("sdk10_flow.py")
 

@@ -15,7 +15,7 @@ from tests.integration.conftest_podrunner import (
     wait_for_phase,
     wait_for_pod,
 )
-from tests.integration.helpers import wait_for
+from tests.support.waiting import wait_for
 
 
 def state_of(pod: dict, name: str = "main", init: bool = False) -> dict:

@@ -21,7 +21,7 @@ import pytest
 
 from pinery.local.podrunner import crilog
 from tests.integration.conftest_podrunner import create, pod_manifest, wait_for_phase
-from tests.integration.helpers import wait_for
+from tests.support.waiting import wait_for
 
 DEADLINE = 30  # generous: two shared cores
 STAMPED = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z) (.*)$")

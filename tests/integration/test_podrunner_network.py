@@ -7,7 +7,7 @@ import json
 import textwrap
 
 from tests.integration.conftest_podrunner import create, pod_log, pod_manifest, wait_for_phase
-from tests.integration.trainer_harness import free_port
+from tests.support.ports import free_port
 
 ECHO_SERVER = textwrap.dedent("""
     import os, socket, sys

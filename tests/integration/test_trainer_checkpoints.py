@@ -10,7 +10,7 @@ import pytest
 
 from pinery_trainer import exit_codes
 from pinery_trainer.checkpoint_layout import MARKER, step_dir
-from tests.integration.trainer_harness import FAST, TRAINER, base_env, cleanup, start, start_nodes
+from tests.support.trainer import FAST, TRAINER, base_env, cleanup, start, start_nodes
 
 pytestmark = pytest.mark.slow
 

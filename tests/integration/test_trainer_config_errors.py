@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from pinery_trainer import exit_codes
-from tests.integration.trainer_harness import LAUNCHER, TRAINER, base_env, cleanup, parse_events, start_nodes
+from tests.support.trainer import LAUNCHER, TRAINER, base_env, cleanup, parse_events, start_nodes
 
 
 def run(command, env=None, timeout=60):

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from tests.integration.trainer_harness import cleanup, progress_losses, start_nodes, wait_all
+from tests.support.trainer import cleanup, progress_losses, start_nodes, wait_all
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.integration.trainer_harness import FAST, cleanup, progress_losses, start_nodes, wait_all
+from tests.support.trainer import FAST, cleanup, progress_losses, start_nodes, wait_all
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.trainer_harness import (
+from tests.support.trainer import (
     FAST, TRAINER, base_env, cleanup, kill_tree, progress_losses, start, start_nodes, wait_all,
 )
 

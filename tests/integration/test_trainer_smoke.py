@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from tests.integration.trainer_harness import TORCHRUN, base_env, cleanup, free_port, operator_env, start, wait_all
+from tests.support.trainer import TORCHRUN, base_env, cleanup, operator_env, start, wait_all
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.slow
 

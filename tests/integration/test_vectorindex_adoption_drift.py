@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest_vectorindex import (
+from tests.support.vectorindex import (
     API_KEY,
     CLUSTER,
     NS,
@@ -17,7 +17,7 @@ from tests.integration.conftest_vectorindex import (
     over_sweeps,
     settle,
 )
-from tests.integration.helpers import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

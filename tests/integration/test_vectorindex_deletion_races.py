@@ -19,10 +19,10 @@ import pytest
 
 from pinery.api.base import FINALIZER
 from pinery.handlers.vectorindex import Memory, reconcile
-from tests.integration.conftest_vectorindex import (
+from tests.support.vectorindex import (
     FAST, NS, SDK_TIMEOUT, World, operator_services, running_operator, settle, world,
 )
-from tests.integration.helpers import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from pinery.api.base import GROUP, VERSION
-from tests.integration.helpers import wait_for
-from tests.integration.conftest_vectorindex import (
+from tests.support.waiting import wait_for
+from tests.support.vectorindex import (
     API_KEY,
     NS,
     PLURAL,

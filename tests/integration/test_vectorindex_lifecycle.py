@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest_vectorindex import (
+from tests.support.vectorindex import (
     API_KEY,
     CLUSTER,
     NS,

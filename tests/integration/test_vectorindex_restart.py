@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest_apiserver import ControlPlane
-from tests.integration.helpers import wait_for
-from tests.integration.conftest_vectorindex import running_operator, sweep_gap, world
+from tests.support.control_plane import ControlPlane
+from tests.support.waiting import wait_for
+from tests.support.vectorindex import running_operator, sweep_gap, world
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,7 @@ from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import KubeClient
 from pinery.local.pinecone import EmulatorAdmin
 from pinery.pinecone_gateway import index_to_dict
-from tests.integration.trainer_harness import free_port
+from tests.support.ports import free_port
 from tests.reliability.harness import Api, Driver, OperatorKiller, operators_running, pod_processes, secret_leaks, wait_until
 from tests.reliability.invariants import JOB, VI, Expect, World, summary, violations
 

@@ -33,7 +33,8 @@ from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import ApiError, KubeClient
 from pinery.local.podrunner import processes
 from pinery.local.podrunner.volumes import claim_dir
-from tests.integration.trainer_harness import free_port, parse_events
+from tests.support.trainer import parse_events
+from tests.support.ports import free_port
 from tests.reliability.harness import Api, Driver, secret_leaks, wait_until
 
 NAMESPACE = "training-faults"

@@ -17,11 +17,11 @@ import pytest
 
 from pinery.local.pinecone import EmulatorAdmin
 from pinery.pinecone_gateway import PineconeCallError, PineconeGateway
-from tests.integration.conftest_pinecone import TEST_API_KEY
-from tests.integration.conftest_vectorindex import FAST  # retries in fractions of a second
-from tests.integration.helpers import wait_for
-from tests.integration.operator_harness import put_secret, running_operator
-from tests.security.secret_scan import leaks
+from tests.support.emulator import TEST_API_KEY
+from tests.support.vectorindex import FAST  # retries in fractions of a second
+from tests.support.waiting import wait_for
+from tests.support.operator_harness import put_secret, running_operator
+from tests.support.secret_scan import leaks
 
 pytestmark = pytest.mark.slow
 

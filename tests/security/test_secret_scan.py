@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 from tests.conftest import REPO_ROOT
-from tests.integration.conftest_pinecone import TEST_API_KEY
-from tests.integration.conftest_vectorindex import API_KEY, OTHER_KEY
-from tests.security.secret_scan import MASK, leaks
+from tests.support.emulator import TEST_API_KEY
+from tests.support.vectorindex import API_KEY, OTHER_KEY
+from tests.support.secret_scan import MASK, leaks
 
 GENERATED = "pclocal-" + "0123456789abcdef" * 2  # as pinery local up makes them
 REAL_SHAPE = "pcsk_4xTq9_L2mA7vB1nC8dE3fG6hJ0kP5rS"
@@ -18,7 +18,7 @@ REAL_SHAPE = "pcsk_4xTq9_L2mA7vB1nC8dE3fG6hJ0kP5rS"
 PROBE = f'''
 import logging, sys
 from pathlib import Path
-from tests.security import secret_scan
+from tests.support import secret_scan
 
 def test_logs_a_key():
     logging.getLogger("pinery").warning("calling Pinecone with %s", {TEST_API_KEY!r})

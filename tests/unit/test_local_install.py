@@ -12,8 +12,8 @@ import pytest
 from pinery import kube_yaml
 from pinery.local import install
 from pinery.local.apiserver.errors import ApiError
-from tests.contract.chart_support import render
-from tests.unit.kubectl_stub import kubectl_binary
+from tests.support.chart import render
+from tests.support.kubectl import kubectl_binary
 
 URL = "http://127.0.0.1:20001"
 

@@ -15,7 +15,7 @@ from pinery.local.apiserver import protobuf
 from pinery.local.apiserver.openapi import OBJECT_META, schema_name, v3_document, v3_index
 from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType, types_from_crd
 from tests.conftest import REPO_ROOT
-from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
+from tests.support.kubectl import KubectlStub, kubectl_binary
 
 CRD_TYPES = [t for res in RESOURCES for t in types_from_crd(build_crd(res))]
 TYPES = [*BUILTIN_TYPES, *CRD_TYPES]

@@ -9,7 +9,7 @@ import pytest
 
 from pinery.local.apiserver.protobuf import CONTENT_TYPE, MAGIC, ProtobufError, decode
 from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType
-from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
+from tests.support.kubectl import KubectlStub, kubectl_binary
 
 # --- a minimal encoder, to build the messages the decoder must read ---------------------------
 

@@ -15,7 +15,7 @@ import pytest
 from pinery.local.apiserver import apps_policy
 from pinery.local.apiserver.protobuf import CONTENT_TYPE, ProtobufError, decode
 from pinery.local.apiserver.resources import BUILTIN_TYPES
-from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
+from tests.support.kubectl import KubectlStub, kubectl_binary
 from tests.unit.test_protobuf import body, entry, field, meta, varint
 
 # --- helpers: the shapes shared by many messages ------------------------------------------------

@@ -6,7 +6,7 @@ from pinery.fsdpjob import plan
 from pinery.settings import OperatorSettings
 from tests.conftest import REPO_ROOT, run_pinery
 from tests.unit.fsdpjob.cluster import T0
-from tests.unit.fsdpjob.k8s import assert_valid
+from tests.support.k8s import assert_valid
 
 JOB = """apiVersion: pinery.dev/v1alpha1
 kind: FSDPJob

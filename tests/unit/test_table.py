@@ -11,7 +11,7 @@ from pinery.api import FSDP_JOB, VECTOR_INDEX
 from pinery.crds import build_crd
 from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType, types_from_crd
 from pinery.local.apiserver.table import human_duration, to_table
-from tests.unit.kubectl_stub import KubectlStub, kubectl_binary
+from tests.support.kubectl import KubectlStub, kubectl_binary
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)
 FSDPJOB_TYPE = types_from_crd(build_crd(FSDP_JOB))[0]

@@ -1,9 +1,9 @@
-"""Which watch events of an object wake its daemon (pinery.handlers.waking.Generations, and the
+"""Which watch events of an object wake its daemon (pinery.handlers.object_loop.Generations, and the
 VectorIndex daemon's wait for its finalizer), and what the finalizer guard and owner references
 of both kinds look like."""
 
 from pinery.api.base import FINALIZER, controller_reference, has_finalizer
-from pinery.handlers.waking import Generations
+from pinery.handlers.object_loop import Generations
 
 
 def test_only_a_newer_generation_than_the_last_read_wakes_and_only_once():

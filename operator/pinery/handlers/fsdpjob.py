@@ -23,7 +23,7 @@ from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob import progress_from_logs
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.plan import Plan
-from pinery.handlers.waking import Generations, sleep_until_woken
+from pinery.handlers.object_loop import ObjectLoop
 from pinery.kube import KubeError
 from pinery.services import Services
 
@@ -36,34 +36,35 @@ MAX_ROUNDS = 4
 
 
 class Wakeups:
-    """One asyncio.Event per job, set to cut its daemon's sleep short by a change the daemon did
-    not make itself: a pod event (unless it is of a pod as the daemon created it), or a new
-    generation of the job's spec (`Generations`)."""
+    """The loop (`ObjectLoop`) of each job's daemon, and what cuts its sleep short: a change the
+    daemon did not make itself, that is a pod event (unless it is of a pod as the daemon created
+    it), or a new generation of the job's spec."""
 
     def __init__(self) -> None:
-        self._events: dict[tuple[str, str], asyncio.Event] = {}
-        self._generations: dict[tuple[str, str], Generations] = {}
+        self._loops: dict[tuple[str, str], ObjectLoop] = {}
         self._own: dict[tuple[str, str], dict[str, str]] = {}  # pod name -> resourceVersion it was created with
 
+    def loop(self, namespace: str, name: str) -> ObjectLoop:
+        return self._loops.setdefault((namespace, name), ObjectLoop())
+
     def event(self, namespace: str, name: str) -> asyncio.Event:
-        self._generations.setdefault((namespace, name), Generations())
-        return self._events.setdefault((namespace, name), asyncio.Event())
+        return self.loop(namespace, name).wake
 
     def wake(self, namespace: str, name: str) -> None:
-        event = self._events.get((namespace, name))
-        if event is not None:
-            event.set()
+        loop = self._loops.get((namespace, name))
+        if loop is not None:
+            loop.wake.set()
 
     def seen(self, namespace: str, name: str, generation: int | None) -> None:
         """A pass read the job at `generation`."""
-        generations = self._generations.get((namespace, name))
-        if generations is not None and generations.pass_read(generation):
-            self.wake(namespace, name)
+        loop = self._loops.get((namespace, name))
+        if loop is not None:
+            loop.pass_read(generation)
 
     def job_changed(self, namespace: str, name: str, generation: int | None) -> None:
-        generations = self._generations.get((namespace, name))  # none: no daemon (yet, or any more)
-        if generations is not None and generations.event_showed(generation):
-            self.wake(namespace, name)
+        loop = self._loops.get((namespace, name))  # none: no daemon (yet, or any more)
+        if loop is not None:
+            loop.event_showed(generation)
 
     def created(self, namespace: str, job: str, pod: dict) -> None:
         meta = pod.get("metadata") or {}
@@ -74,34 +75,32 @@ class Wakeups:
             self.wake(namespace, job)
 
     def forget(self, namespace: str, name: str) -> None:
-        for table in (self._events, self._generations, self._own):
-            table.pop((namespace, name), None)
+        self._loops.pop((namespace, name), None)
+        self._own.pop((namespace, name), None)
 
 
 def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     resource = (GROUP, VERSION, PLURAL)
     wakeups = Wakeups()
 
-    @kopf.daemon(*resource, registry=registry, cancellation_timeout=5.0)
+    # Handler ids are explicit, and equal to the ids Kopf derived from the functions'
+    # __qualname__ before (kopf.get_callable_id), under which it keeps its progress in the
+    # objects' annotations: existing jobs keep working. Never change them.
+    @kopf.daemon(*resource, id="register.<locals>.fsdpjob_daemon", registry=registry, cancellation_timeout=5.0)
     async def fsdpjob_daemon(namespace, name, stopped, logger, **_):
-        wake = wakeups.event(namespace, name)
         job = JobLoop(namespace, name, services, logger, wakeups)
         try:
-            while not stopped:
-                wake.clear()
-                delay = await job.step()
-                if delay is None:
-                    return
-                await sleep_until_woken(wake, stopped, delay)
+            await job.loop.run(job.step, stopped, on_error=job.failed)
         finally:
             wakeups.forget(namespace, name)
             services.metrics.forget_job(namespace, name)
 
-    @kopf.on.event(*resource, registry=registry)
+    @kopf.on.event(*resource, id="register.<locals>.fsdpjob_event", registry=registry)
     async def fsdpjob_event(namespace, name, meta, **_):
         wakeups.job_changed(namespace, name, meta.get("generation"))
 
-    @kopf.on.event("", "v1", "pods", labels={LABEL_JOB: kopf.PRESENT}, registry=registry)
+    @kopf.on.event("", "v1", "pods", id="register.<locals>.fsdpjob_pod_event", labels={LABEL_JOB: kopf.PRESENT},
+                   registry=registry)
     async def fsdpjob_pod_event(namespace, name, labels, meta, **_):
         wakeups.pod_changed(namespace, labels[LABEL_JOB], name, meta.get("resourceVersion"))
 
@@ -113,31 +112,32 @@ def refused(exc: KubeError) -> bool:
 
 
 class JobLoop:
-    """The state one job's daemon keeps between passes: errors, for backoff and reporting."""
+    """One job's passes, run by its `ObjectLoop`; keeps the refused creations between them."""
 
     def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None):
         self.namespace, self.name = namespace, name
         self.services, self.logger = services, logger
         self.wakeups = wakeups or Wakeups()
-        self.failures = 0
+        self.loop = self.wakeups.loop(namespace, name)
         # Creations the API server refused in the last pass: `Kind/name` -> its message.
         self.refused: dict[str, str] = {}
         self.refusals = 0
 
+    def failed(self, exc: Exception) -> float:
+        """A pass failed (an API error, the API server unreachable, or a bug): try again later."""
+        delay = self.loop.failed(self.services.fsdpjob_timing.retry)
+        self.logger.warning(
+            "reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", self.namespace, self.name, exc, delay,
+            exc_info=not isinstance(exc, KubeError),
+        )
+        self.services.metrics.reconciled("FSDPJob", "error")
+        return delay
+
     async def step(self) -> float | None:
-        """One pass; seconds until the next, or None when the job is gone."""
-        try:
-            delay = await self.reconcile()
-            self.failures = 0
-        except Exception as exc:  # an API error, the API server unreachable, or a bug: try again later
-            self.failures += 1
-            delay = self.services.fsdpjob_timing.retry(self.failures)
-            self.logger.warning(
-                "reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", self.namespace, self.name, exc, delay,
-                exc_info=not isinstance(exc, KubeError),
-            )
-            self.services.metrics.reconciled("FSDPJob", "error")
-            return delay
+        """One pass; seconds until the next, or None when the job is gone. Raises when it
+        failed (the loop backs off: `failed`)."""
+        delay = await self.reconcile()
+        self.loop.failures = 0
         if delay is None:
             return None
         if self.refused:

@@ -3,7 +3,7 @@ the index.
 
 A pass reads the object fresh from the API, compares the spec with the immutable fields its
 index was accepted with, reads the API key, looks at the index (a describe, or during a resync
-sweep the listing shared by every object of the key), asks `pinery.vectorindex.reconcile.decide`
+sweep the listing shared by every object of the key), asks `pinery.vectorindex.decisions.decide`
 what to do, does it, and writes status and Events. The daemon then sleeps: a short readiness
 poll while Pinecone works, a backoff after a failure, else until the next fleet-wide sweep. A
 new generation of the spec wakes it at once.
@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 import kopf
@@ -28,47 +27,50 @@ from pydantic import ValidationError
 from pinery.api.base import GROUP, VERSION, controller_reference, has_finalizer
 from pinery.api.conditions import get_condition, now_rfc3339
 from pinery.api.vectorindex import VectorIndexSpec
-from pinery.handlers.waking import Generations, sleep_until_woken
+from pinery.handlers.object_loop import ObjectLoop, jitter
 from pinery.kube import KubeError
 from pinery.pinecone_gateway import PineconeCallError
 from pinery.services import Services
 from pinery.settings import OperatorSettings
-from pinery.vectorindex import accepted
-from pinery.vectorindex.errors import classify, outcome_unknown
+from pinery.vectorindex import accepted, deletion
 from pinery.vectorindex.decisions import (
-    CREATE_SENT_AT, Cond, Event, Identity, Step, decide, decide_deletion, landing_deadline, pass_events,
+    CREATE_SENT_AT,
+    Cond,
+    Event,
+    Identity,
+    Step,
+    decide,
+    decide_deletion,
+    landing_deadline,
+    pass_events,
     refuse_immutable_change,
 )
+from pinery.vectorindex.errors import classify, outcome_unknown
 from pinery.vectorindex.schedule import current_sweep, next_sweep
 from pinery.vectorindex.status import READY, next_status, status_changes
 
 KIND = "VectorIndex"
 PLURAL = "vectorindexes"
-# The finalizer gives up on Pinecone after this many failed attempts (about an hour with the
-# default backoff; a few for failures that need a person) and releases the object with a
-# Warning naming the index left behind, so that a GitOps prune never hangs forever.
-MAX_DELETE_ATTEMPTS = 20
-MAX_DELETE_ATTEMPTS_TERMINAL = 3
+# When the finalizer gives up on Pinecone: `pinery.vectorindex.deletion`.
 # A daemon in the middle of a Pinecone call gets this long to finish it when stopped.
 STOP_GRACE_SECONDS = 30.0
 
 log = logging.getLogger("pinery.vectorindex")
 
 
-@dataclass
-class Memory:
-    """What one object's daemon keeps between passes."""
+class Memory(ObjectLoop):
+    """What one object's daemon keeps between passes: the shared loop's state (wake-up,
+    generations, failures in a row, Retry-After hold) and VectorIndex's own."""
 
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    generations: Generations = field(default_factory=Generations)
-    polls: int = 0  # consecutive readiness polls
-    failures: int = 0  # consecutive failed passes
-    sweep: int | None = None  # the resync sweep the next pass belongs to
-    first: bool = True
-    unguarded: bool = False  # the last pass found no finalizer on the object
-    finalizer_seen: bool = False  # a watch event showed the finalizer since the last unguarded pass
-    not_before: float = 0.0  # monotonic time before which Pinecone asked not to be called (Retry-After)
+    def __init__(self, **clock: Any) -> None:
+        super().__init__(**clock)
+        self.done = asyncio.Event()
+        self.polls = 0  # consecutive readiness polls
+        self.sweep: int | None = None  # the resync sweep the next pass belongs to
+        self.upcoming_sweep: int | None = None  # the sweep the last pass said to wait for
+        self.first = True
+        self.unguarded = False  # the last pass found no finalizer on the object
+        self.finalizer_seen = False  # a watch event showed the finalizer since the last unguarded pass
 
     def event_wakes(self, meta: dict) -> bool:
         """Whether a watch event showing `meta` wakes the daemon: a newer generation, or the
@@ -93,27 +95,31 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     memories: dict[tuple[str, str], Memory] = {}
     one_pass = services.metrics.timed(KIND, "reconcile")(reconcile)
 
+    # Handler ids are explicit, and equal to the ids Kopf derived from the function names before
+    # (its progress and diff-base annotations are stored under them): existing objects keep
+    # working. Never rename them.
     @kopf.daemon(*resource, id="vectorindex_daemon", registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
     async def vectorindex_daemon(namespace, name, stopped, **_):
         memory = memories[(namespace, name)] = Memory()
+
+        async def step() -> float | None:
+            # A pass woken early is no sweep: it describes its own index.
+            memory.sweep = None if memory.woken else memory.upcoming_sweep
+            upcoming = await one_pass(namespace, name, services, memory)
+            if upcoming is None:
+                return None
+            memory.upcoming_sweep = upcoming.sweep
+            return upcoming.delay
+
+        def failed(exc: Exception) -> float:
+            delay = memory.failed(lambda n: services.vectorindex_timing.retry(n - 1))
+            memory.upcoming_sweep = None
+            log.warning("VectorIndex %s/%s: reconcile failed (%s); retrying in %.1fs", namespace, name, exc, delay)
+            services.metrics.reconciled(KIND, "error")
+            return delay
+
         try:
-            while not stopped:
-                hold = memory.not_before - time.monotonic()
-                if hold > 0:  # woken early, but Pinecone's Retry-After still holds
-                    await sleep_until_woken(asyncio.Event(), stopped, hold)
-                    continue
-                memory.wake.clear()
-                try:
-                    upcoming = await one_pass(namespace, name, services, memory)
-                except Exception as exc:  # never a crash loop: log, back off, look again
-                    memory.failures += 1
-                    upcoming = Next(_jitter(services.vectorindex_timing.retry(memory.failures - 1)))
-                    log.warning("VectorIndex %s/%s: reconcile failed (%s); retrying in %.1fs", namespace, name, exc, upcoming.delay)
-                    services.metrics.reconciled(KIND, "error")
-                if upcoming is None:
-                    return
-                woken = await sleep_until_woken(memory.wake, stopped, upcoming.delay)
-                memory.sweep = None if woken else upcoming.sweep
+            await memory.run(step, stopped, on_error=failed)
         finally:
             memory.done.set()
             if memories.get((namespace, name)) is memory:
@@ -141,11 +147,6 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
         await release(dict(body), services)
 
 
-def _jitter(delay: float) -> float:
-    """Up to 10% more, so that objects failing together do not retry together."""
-    return delay * random.uniform(1.0, 1.1)
-
-
 # --- reconcile --------------------------------------------------------------------------
 
 async def reconcile(namespace: str, name: str, services: Services, memory: Memory) -> Next | None:
@@ -165,8 +166,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         seen, memory.finalizer_seen = memory.finalizer_seen, False
         return Next(0.0 if seen else services.vectorindex_timing.poll(0))
     generation = meta.get("generation")
-    if memory.generations.pass_read(generation):
-        memory.wake.set()  # a newer spec arrived while this pass read the object
+    memory.pass_read(generation)  # a newer spec that arrived while this pass read the object wakes it
     sweep, memory.sweep = memory.sweep, None
     settings, timing = services.settings, services.vectorindex_timing
     if memory.first and old.get("observedGeneration") == generation and old.get("phase") == "Ready":
@@ -200,8 +200,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         missing = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
         await _report(obj, services, missing, missing)
         services.metrics.reconciled(KIND, "error")
-        memory.failures += 1
-        return Next(_jitter(timing.secret_retry(memory.failures - 1)))
+        return Next(memory.failed(lambda n: timing.secret_retry(n - 1)))
 
     who = Identity(settings.cluster_name, namespace, name)
 
@@ -218,14 +217,14 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         verdict = classify(exc.failure, memory.failures, timing)
         memory.failures += 1
         if exc.failure.retry_after:
-            memory.not_before = time.monotonic() + exc.failure.retry_after
+            memory.hold_for(exc.failure.retry_after)
         cond = ("False", verdict.reason, verdict.message)
         answered = exc.failure.operation == "create_index" and not outcome_unknown(exc.failure)
         await _report(obj, services, cond if verdict.terminal else _ready_as_before(old, cond), cond,
                       cleared=(CREATE_SENT_AT,) if answered else ())
         log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
         services.metrics.reconciled(KIND, "error")
-        return until_sweep() if verdict.delay is None else Next(_jitter(verdict.delay))
+        return until_sweep() if verdict.delay is None else Next(memory.jitter(verdict.delay))
 
     memory.failures = 0
     memory.polls = memory.polls + 1 if step.action == "wait" else 0
@@ -336,14 +335,14 @@ async def release(obj: dict, services: Services) -> None:
         api_key = await _api_key(spec, namespace, services)
         if api_key is None:
             ns, secret, _ = _secret_ref(spec, namespace, services.settings)
-            if not old.get("indexName"):
-                event("Normal", "Released", f"the API key Secret {ns}/{secret} is missing and no index was created for this object")
+            retry = deletion.after_missing_secret(attempts, index_created=bool(old.get("indexName")),
+                                                  index_name=index_name, secret=f"{ns}/{secret}", timing=timing)
+            attempts = retry.attempts
+            if retry.give_up:
+                if retry.event is not None:
+                    event(retry.event.type, retry.event.reason, retry.event.message)
                 break
-            attempts += 1
-            if attempts >= MAX_DELETE_ATTEMPTS // 2:
-                event("Warning", "IndexLeft", f"the API key Secret {ns}/{secret} is missing, so index {index_name} could not be deleted and was left in Pinecone")
-                break
-            await asyncio.sleep(_jitter(timing.secret_retry(attempts - 1)))
+            await asyncio.sleep(jitter(retry.delay or 0.0))
             continue
         try:
             index = await services.pinecone.describe(api_key, index_name)
@@ -352,18 +351,14 @@ async def release(obj: dict, services: Services) -> None:
             if step.action == "delete":
                 await services.pinecone.delete(api_key, index_name)
         except PineconeCallError as exc:
-            verdict = classify(exc.failure, attempts, timing)
-            attempts += 1
-            if exc.failure.operation == "delete_index" and verdict.reason == "Forbidden":
-                # protection switched on since the describe: never force it
-                event("Warning", "DeletionProtected", f"index {index_name} could not be deleted ({verdict.message}); it was left in Pinecone")
+            retry = deletion.after_failed_call(exc.failure, attempts, index_name=index_name, timing=timing)
+            attempts = retry.attempts
+            if retry.give_up:
+                if retry.event is not None:
+                    event(retry.event.type, retry.event.reason, retry.event.message)
                 break
-            limit = MAX_DELETE_ATTEMPTS_TERMINAL if verdict.terminal else MAX_DELETE_ATTEMPTS
-            if attempts >= limit:
-                event("Warning", "IndexLeft", f"giving up on deleting index {index_name} after {attempts} attempts ({verdict.message}); it was left in Pinecone")
-                break
-            log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
-            await asyncio.sleep(_jitter(verdict.delay if verdict.delay is not None else timing.retry(attempts - 1)))
+            log.warning("VectorIndex %s/%s: %s", namespace, name, retry.message)
+            await asyncio.sleep(jitter(retry.delay or 0.0))
             continue
         if step.event is not None and step.event.reason not in posted:
             event(step.event.type, step.event.reason, step.event.message)

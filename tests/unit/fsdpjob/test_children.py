@@ -14,7 +14,7 @@ from pinery.fsdpjob.naming import master_addr, pod_fqdn
 from pinery.fsdpjob.nproc import gpu_count, nproc_per_node, quantity_value
 from pinery_trainer.config import TrainerConfig
 from tests.unit.fsdpjob.cluster import SETTINGS
-from tests.unit.fsdpjob.k8s import assert_valid
+from tests.support.k8s import assert_valid
 
 JOB = JobRef("train", "ml", "uid-7")
 ADDR = "train-node-0.train.ml.svc.cluster.local"

@@ -774,7 +774,7 @@ def test_status_validates_against_the_status_model():
     ],
 )
 def test_every_object_a_plan_creates_is_valid_kubernetes(spec):
-    from tests.unit.fsdpjob.k8s import assert_valid
+    from tests.support.k8s import assert_valid
 
     c = started(spec)
     c.fail(0)

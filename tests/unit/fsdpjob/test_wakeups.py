@@ -63,7 +63,7 @@ def test_forget_drops_everything_of_the_job():
     w.forget("ns", "job")
     w.pod_changed("ns", "job", "job-node-0", "10")
     w.job_changed("ns", "job", 5)
-    assert all(not table for table in (w._events, w._generations, w._own))
+    assert all(not table for table in (w._loops, w._own))
 
 
 def test_created_objects_replace_those_of_the_same_name_in_what_a_pass_read():

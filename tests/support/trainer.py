@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from tests.conftest import REPO_ROOT
+from tests.support.ports import free_port
 
 BIN = Path(sys.executable).parent
 TORCHRUN = str(BIN / "torchrun")
@@ -31,22 +30,6 @@ FAST = ["--set", "model.seqLen=32", "--set", "optim.lr=0.002", "--set", "optim.w
 _CLEAN = ("PET_", "MASTER_", "TORCHELASTIC_")
 _CLEAN_NAMES = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "NNODES", "NPROC_PER_NODE",
                 "GROUP_RANK", "PINERY_CHECKPOINT_DIR", "PINERY_CHECKPOINT_INTERVAL"}
-
-
-def free_port() -> int:
-    """A free port below the ephemeral range, which gloo's own sockets and every outgoing
-    connection on the machine draw from: a port from there may be taken before torchrun binds it."""
-    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    rng = random.Random()
-    for _ in range(100):
-        port = rng.randrange(max(1024, low - 12000), low)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port")
 
 
 def base_env() -> dict[str, str]:

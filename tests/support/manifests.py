@@ -1,7 +1,7 @@
 """Generated VectorIndex and FSDPJob manifests: valid ones, and invalid ones that say which field
 is wrong.
 
-Valid manifests come from the CRD schemas (`tests.fuzz.schema_values`), shaped by the models'
+Valid manifests come from the CRD schemas (`tests.support.schema_values`), shaped by the models'
 cross-field rules, with catalogues of real Kubernetes objects where pinery passes objects
 through. Invalid manifests are valid ones with one mutation: a wrong type, a value out of
 range, a bad enum, an unknown field, a missing required field, a bad name, a broken
@@ -25,7 +25,7 @@ from pinery.crds import object_schema
 from pinery.local.pinecone.request_validation import POD_ENVIRONMENTS, SERVERLESS_REGIONS
 from pinery.schema.errors import join_path
 from pinery_trainer.config import TrainerConfig
-from tests.fuzz.schema_values import OMIT, Overrides, key_constraints, matches, printable_outside, strings, values
+from tests.support.schema_values import OMIT, Overrides, key_constraints, matches, printable_outside, strings, values
 
 KINDS = {res.kind: res for res in (VECTOR_INDEX, FSDP_JOB)}
 SCHEMAS = {kind: object_schema(res) for kind, res in KINDS.items()}

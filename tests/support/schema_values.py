@@ -3,7 +3,7 @@
 Every field, bound, pattern and enum comes from the schema that `pinery crds` generates, so the
 generators follow the API as it changes. CEL rules are not solved here: map keys follow the key
 rules the CRD generator writes (`self.all(k, k.matches(...) && size(k) <= N)`), and the
-cross-field rules of each kind are shaped in `tests.fuzz.manifests`.
+cross-field rules of each kind are shaped in `tests.support.manifests`.
 """
 
 from __future__ import annotations

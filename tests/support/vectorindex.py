@@ -10,25 +10,22 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import logging
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import kopf.testing
 import pytest
 from prometheus_client import generate_latest
 
 from pinery.api.base import GROUP, VERSION
 from pinery.local.pinecone import EmulatorAdmin, PineconeEmulator
-from pinery.runtime import build_registry, kopf_settings
 from pinery.services import Services
 from pinery.settings import OperatorSettings
 from pinery.vectorindex.schedule import Timing
-from tests.integration.conftest_apiserver import ControlPlane, running_control_plane
-from tests.integration.helpers import wait_for
+from tests.support.control_plane import ControlPlane, running_control_plane
+from tests.support.operator_harness import LogCapture, OperatorRun
+from tests.support.waiting import wait_for
 
 API_KEY = "pclocal-vi-key-5f1e9a7c"
 OTHER_KEY = "pclocal-vi-other-2b8d4e6f"
@@ -45,37 +42,14 @@ SDK_TIMEOUT = 1.0
 EMULATOR_DELAYS = {"ready_delay": 0.5, "scale_delay": 0.5, "terminate_delay": 0.3}
 
 
-class LogCapture(logging.Handler):
-    """The operator's log output while attached: every record of the process, formatted with its
-    exception text, except those of the local servers the tests run beside it."""
-
-    SERVERS = ("pinery.local.", "aiohttp.", "celpy")
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.addFilter(lambda record: not record.name.startswith(self.SERVERS))
-        self.lines: list[str] = []
-        self._guard = threading.Lock()
-        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            line = self.format(record)
-        except Exception:  # a record that cannot be formatted still counts as output
-            line = repr(record.__dict__)
-        with self._guard:
-            self.lines.append(line)
-
-    def text(self) -> str:
-        with self._guard:
-            return "\n".join(self.lines)
+def vi_logs() -> LogCapture:
+    """The operator's log output: every record of the process, formatted with its exception
+    text, except those of the local servers the tests run beside it."""
+    return LogCapture(exclude=LogCapture.SERVERS, fmt="%(name)s %(levelname)s %(message)s")
 
 
-@dataclass
-class Operator:
-    runner: kopf.testing.KopfRunner
-    services: Services
-    logs: LogCapture
+class Operator(OperatorRun):
+    """The VectorIndex tests' operator: on all namespaces, verbose, with its metrics."""
 
     def metrics(self) -> str:
         return generate_latest(self.services.metrics.registry).decode()
@@ -97,20 +71,11 @@ def running_operator(plane: ControlPlane, emulator_url: str, *, resync: float = 
                      logs: LogCapture | None = None, timing: Timing = FAST) -> Iterator[Operator]:
     """The operator in this process, stopped (and checked for a clean exit) on leaving."""
     services = operator_services(plane, emulator_url, resync=resync, timing=timing)
-    settings = services.settings
-    capture = logs or LogCapture()
-    root = logging.getLogger()
-    root.addHandler(capture)
-    try:
-        with plane.kopf_login(), kopf.testing.KopfRunner(
-            ["run", "--standalone", "--all-namespaces", "--verbose"],
-            registry=build_registry(services), settings=kopf_settings(settings), timeout=60,
-        ) as runner:
-            yield Operator(runner, services, capture)
-        assert runner.exception is None and runner.exit_code == 0, runner.output[-3000:]
-    finally:
-        root.removeHandler(capture)
-        services.kube.api_client.close()
+    with Operator(plane, services, verbose=True, logs=logs or vi_logs()) as op:
+        yield op
+    runner = op.runner
+    assert runner is not None
+    assert runner.exception is None and runner.exit_code == 0, runner.output[-3000:]
 
 
 def start_emulator(state_dir: Path, **options: Any) -> PineconeEmulator:

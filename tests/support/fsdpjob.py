@@ -32,10 +32,10 @@ import pytest
 from pinery.api.base import GROUP, VERSION
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_JOB, LABEL_RANK, TRAINER_CONTAINER, pod_name
 from pinery.kube import Kube
-from pinery.runtime import build_registry, kopf_settings
 from pinery.services import Services
 from pinery.settings import OperatorSettings
-from tests.integration.helpers import wait_for
+from tests.support.operator_harness import OperatorRun
+from tests.support.waiting import wait_for
 
 PLURAL = "fsdpjobs"
 NODE = "test-node"
@@ -163,12 +163,12 @@ class GatedKube(Kube):
         return await super()._run(method, path, *args, **kwargs)
 
 
-@dataclass
-class Operator:
-    plane: Any
-    namespace: str
-    services: Services
-    runner: kopf.testing.KopfRunner | None = None
+class Operator(OperatorRun):
+    """The FSDPJob tests' operator: on one namespace, with a GatedKube, and waiters on its jobs."""
+
+    def __init__(self, plane: Any, namespace: str, services: Services) -> None:
+        # The registry's login handler uses the operator's own client: no kubeconfig patching.
+        super().__init__(plane, services, namespace=namespace, timeout=30, login=False, close_client=False)
 
     @property
     def kube(self) -> GatedKube:
@@ -179,18 +179,15 @@ class Operator:
         return self.services.metrics
 
     def start(self) -> "Operator":
-        # The registry's login handler uses the operator's own client: no kubeconfig patching.
-        args = ["run", "--standalone", f"--namespace={self.namespace}"]
-        registry = build_registry(self.services)
-        self.runner = kopf.testing.KopfRunner(args, registry=registry, settings=kopf_settings(self.services.settings), timeout=30)
-        self.runner.__enter__()
+        super().start()
         return self
 
-    def stop(self) -> None:
-        runner, self.runner = self.runner, None
+    def stop(self, *exc_info: Any) -> kopf.testing.KopfRunner | None:
+        runner = super().stop(*exc_info)
+        self.runner = None
         if runner is not None:
-            runner.__exit__(None, None, None)
             assert runner.exception is None, runner.output[-5000:]
+        return runner
 
     def sample(self, name: str, labels: dict[str, str]) -> float:
         return self.metrics.registry.get_sample_value(name, labels) or 0.0

@@ -1,0 +1,25 @@
+"""Kopf keeps each handler's progress in the objects' annotations under the handler's id: the
+ids must never change, or existing objects would have their handlers run again from scratch."""
+
+from __future__ import annotations
+
+import types
+
+import kopf
+
+from pinery.handlers import register_all
+from pinery.metrics import Metrics
+
+# The ids Kopf derived from the functions before they were given explicitly (fn.__qualname__).
+IDS = {
+    "_watching": ["register.<locals>.fsdpjob_event", "register.<locals>.fsdpjob_pod_event", "vectorindex_event"],
+    "_spawning": ["register.<locals>.fsdpjob_daemon", "vectorindex_daemon"],
+    "_changing": ["vectorindex_delete"],
+}
+
+
+def test_every_handler_keeps_its_id():
+    registry = kopf.OperatorRegistry()
+    register_all(registry, types.SimpleNamespace(metrics=Metrics()))  # type: ignore[arg-type]
+    for table, ids in IDS.items():
+        assert sorted(h.id for h in getattr(registry, table).get_all_handlers()) == ids
