@@ -8,7 +8,7 @@ turns False naming the fields) while the mutable fields follow the spec as it is
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Any, Optional
 
 from pinery.api.conditions import ConditionStatus
 from pinery.api.fsdpjob import FSDPJobSpec
@@ -16,7 +16,7 @@ from pinery.api.immutability import changed_immutable_fields, mutable_fields
 from pinery.fsdpjob.naming import ANNOTATION_SPEC
 
 
-def effective_spec(current: FSDPJobSpec, service: Optional[dict]) -> tuple[FSDPJobSpec, list[str]]:
+def effective_spec(current: FSDPJobSpec, service: Optional[dict[str, Any]]) -> tuple[FSDPJobSpec, list[str]]:
     """(the spec to build from, the immutable fields changed since the job was accepted)."""
     record = ((service or {}).get("metadata") or {}).get("annotations", {}).get(ANNOTATION_SPEC)
     if not record:

@@ -5,7 +5,7 @@ and pods stuck terminating. Pure: each answers how many seconds are left (<= 0: 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from pinery.api.conditions import get_condition, parse_time
 from pinery.fsdpjob.observe import PodView
@@ -15,7 +15,7 @@ def _left(start: datetime, seconds: float, now: datetime) -> float:
     return (start + timedelta(seconds=seconds) - now).total_seconds()
 
 
-def active_deadline_left(deadline: Optional[int], start_time: Optional[str], suspended: Optional[Mapping],
+def active_deadline_left(deadline: Optional[int], start_time: Optional[str], suspended: Optional[Mapping[str, Any]],
                          now: datetime) -> Optional[float]:
     """Seconds left of activeDeadlineSeconds; None without a deadline or before the start.
     A resume restarts the clock (Suspended False since then)."""
@@ -27,7 +27,7 @@ def active_deadline_left(deadline: Optional[int], start_time: Optional[str], sus
     return _left(start, deadline, now)
 
 
-def startup_left(limit: int, start_time: Optional[str], conditions: list[dict], now: datetime) -> Optional[float]:
+def startup_left(limit: int, start_time: Optional[str], conditions: list[dict[str, Any]], now: datetime) -> Optional[float]:
     """Seconds left of startupTimeoutSeconds, counted from the latest of the first creation, the
     last gang restart (Restarting True) and the last resume (Suspended False); None when none is
     known."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Literal, Mapping, Optional, Sequence
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 from pinery.api.fsdpjob import ElasticSpec, FSDPJobSpec
 from pinery.fsdpjob.observe import PodView
@@ -35,12 +35,12 @@ class Failure:
         return f"{text}: {self.detail}" if self.detail else text
 
 
-def first_to_fail(f: Failure) -> tuple:
+def first_to_fail(f: Failure) -> tuple[datetime, int]:
     """Sort key: the earliest failure first (rank breaks ties)."""
     return (f.at, f.rank)
 
 
-def node_failures(n: int, current: Mapping[int, PodView], pod_names: Sequence[str], old_nodes: Mapping[int, Mapping],
+def node_failures(n: int, current: Mapping[int, PodView], pod_names: Sequence[str], old_nodes: Mapping[int, Mapping[str, Any]],
                   known_failed: set[int], vanished: set[int], now: datetime) -> list[Failure]:
     """Every node failed in its current attempt: its pod failed, was deleted by someone else
     (terminating, or `vanished`: seen before and gone), or its failure was recorded before

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from datetime import datetime, timezone
-from typing import Any, Literal, Mapping, Optional, Sequence
+from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
 from pydantic import ValidationError
 
@@ -43,7 +43,7 @@ CONDITION_ORDER = ("Created", "Running", "Restarting", "Succeeded", "Failed", "S
 EventType = Literal["Normal", "Warning"]
 
 
-def phase_of(conditions: list[dict]) -> str:
+def phase_of(conditions: list[dict[str, Any]]) -> str:
     """status.phase, derived from the conditions (the conditions are the contract)."""
     for type_ in ("Succeeded", "Failed", "Suspended", "Restarting", "Running"):
         cond = get_condition(conditions, type_)
@@ -53,12 +53,12 @@ def phase_of(conditions: list[dict]) -> str:
 
 
 def plan(
-    job: dict,
-    pods: Sequence[dict],
+    job: dict[str, Any],
+    pods: Sequence[dict[str, Any]],
     now: datetime,
     *,
-    service: Optional[dict] = None,
-    config_map: Optional[dict] = None,
+    service: Optional[dict[str, Any]] = None,
+    config_map: Optional[dict[str, Any]] = None,
     settings: Optional[OperatorSettings] = None,
     refused: Optional[Mapping[str, str]] = None,
     timing: JobTiming = DEFAULT_TIMING,
@@ -86,17 +86,17 @@ class _Draft:
     """What a pass writes, collected: conditions, Events, pod deletions and creations, requeue
     times. Everything a pass decides goes through here, so that `_plan` is the only output."""
 
-    def __init__(self, job: dict, pods: Sequence[dict], now: datetime, refused: Mapping[str, str]):
+    def __init__(self, job: dict[str, Any], pods: Sequence[dict[str, Any]], now: datetime, refused: Mapping[str, str]):
         self.job = job
-        self.meta: dict = job.get("metadata") or {}
+        self.meta: dict[str, Any] = job.get("metadata") or {}
         self.now = now.astimezone(timezone.utc)
         self.now_s = now_rfc3339(self.now)
         self.generation = self.meta.get("generation")
-        self.old: dict = copy.deepcopy(job.get("status") or {})
-        self.conditions: list[dict] = list(self.old.get("conditions") or [])
+        self.old: dict[str, Any] = copy.deepcopy(job.get("status") or {})
+        self.conditions: list[dict[str, Any]] = list(self.old.get("conditions") or [])
         self.refused = dict(refused)
         self.pods = [view_pod(p) for p in pods]
-        self.creates: list[dict] = []
+        self.creates: list[dict[str, Any]] = []
         self.deletions: dict[str, PodDeletion] = {}
         self.events: list[Event] = []
         self.requeue: list[float] = []
@@ -104,7 +104,7 @@ class _Draft:
         self.start_time: Optional[str] = self.old.get("startTime")
         self.completion_time: Optional[str] = self.old.get("completionTime")
 
-    def cond(self, type_: str) -> Optional[dict]:
+    def cond(self, type_: str) -> Optional[dict[str, Any]]:
         return get_condition(self.conditions, type_)
 
     def is_true(self, type_: str) -> bool:
@@ -122,7 +122,7 @@ class _Draft:
     def emit(self, type_: EventType, reason: str, message: str) -> None:
         self.events.append(Event(type_, reason, message))
 
-    def stop(self, views) -> None:
+    def stop(self, views: Iterable[PodView]) -> None:
         for v in views:
             if not v.terminating and v.uid not in self.deletions:
                 self.deletions[v.uid] = PodDeletion(v.name, v.uid)
@@ -147,11 +147,11 @@ class _Draft:
             status["completionTime"] = self.completion_time
         return self.plan(status)
 
-    def sorted(self) -> list[dict]:
+    def sorted(self) -> list[dict[str, Any]]:
         rank = {t: i for i, t in enumerate(CONDITION_ORDER)}
         return sorted(self.conditions, key=lambda c: rank.get(str(c.get("type")), len(rank)))
 
-    def plan(self, status: dict) -> Plan:
+    def plan(self, status: dict[str, Any]) -> Plan:
         return Plan(
             status=status,
             status_patch=merge_patch(self.old, status),
@@ -167,8 +167,8 @@ class _Pass:
     """One pass over a job with a valid spec: the observed nodes, then the policies in the order
     they take precedence (finished, suspended, deadlines, failures, creation, success)."""
 
-    def __init__(self, draft: _Draft, spec: FSDPJobSpec, changed: list[str], service: Optional[dict],
-                 config_map: Optional[dict], settings: OperatorSettings, timing: JobTiming):
+    def __init__(self, draft: _Draft, spec: FSDPJobSpec, changed: list[str], service: Optional[dict[str, Any]],
+                 config_map: Optional[dict[str, Any]], settings: OperatorSettings, timing: JobTiming):
         self.d = draft
         self.ref = JobRef.of(draft.job)
         self.spec, self.changed = spec, changed
@@ -176,7 +176,7 @@ class _Pass:
         self.n = spec.num_nodes
         self.elastic = spec.elastic
         self.owned = [p for p in draft.pods if p.controller_uid == self.ref.uid and p.rank is not None]
-        self.old_nodes: dict[Any, Mapping] = {
+        self.old_nodes: dict[Any, Mapping[str, Any]] = {
             n.get("index"): n for n in draft.old.get("nodes") or [] if isinstance(n, dict)
         }
         self.nodes: dict[int, NodeState] = {
@@ -329,7 +329,7 @@ class _Pass:
             if cm is not None:
                 self.d.creates.append(cm)
 
-    def _refusal(self, obj: dict) -> Optional[str]:
+    def _refusal(self, obj: dict[str, Any]) -> Optional[str]:
         """The API server's answer when it refused to create `obj` in the previous pass."""
         return self.d.refused.get(f"{obj['kind']}/{obj['metadata']['name']}")
 
