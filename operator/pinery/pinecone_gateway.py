@@ -42,7 +42,7 @@ class PineconeCallError(Exception):
 @dataclass
 class _Listing:
     sweep: int
-    indexes: dict[str, dict]
+    indexes: dict[str, dict[str, Any]]
     # Names this operator changed since the listing was taken: their entries are stale.
     stale: set[str] = field(default_factory=set)
 
@@ -56,7 +56,7 @@ def index_to_dict(model: Any) -> dict[str, Any]:
     """An SDK IndexModel (msgspec Struct) as a REST-shaped dict."""
     import msgspec
 
-    data = msgspec.to_builtins(model)
+    data: dict[str, Any] = msgspec.to_builtins(model)
     spec = data.get("spec") or {}
     data["spec"] = {k: v for k, v in spec.items() if v is not None}
     return data
@@ -136,7 +136,7 @@ class PineconeGateway:
         self._on_call(operation, "ok")
         return result
 
-    async def describe(self, api_key: str, name: str) -> dict | None:
+    async def describe(self, api_key: str, name: str) -> dict[str, Any] | None:
         """The index named `name`, or None when Pinecone has none."""
         try:
             model = await self._call("describe_index", api_key, lambda pc: pc.describe_index(name))
@@ -146,12 +146,12 @@ class PineconeGateway:
             raise
         return index_to_dict(model)
 
-    async def list_indexes(self, api_key: str) -> dict[str, dict]:
+    async def list_indexes(self, api_key: str) -> dict[str, dict[str, Any]]:
         """Every index of the key's project, by name."""
         models = await self._call("list_indexes", api_key, lambda pc: list(pc.list_indexes()))
         return {m.name: index_to_dict(m) for m in models}
 
-    async def describe_in_sweep(self, api_key: str, name: str, sweep: int) -> dict | None:
+    async def describe_in_sweep(self, api_key: str, name: str, sweep: int) -> dict[str, Any] | None:
         """The index as seen by the shared `list_indexes` of resync sweep number `sweep`.
 
         However many VectorIndexes share a key, one list call per sweep serves them all. An
@@ -176,7 +176,7 @@ class PineconeGateway:
         if listing is not None:
             listing.stale.add(name)
 
-    async def create(self, api_key: str, request: dict[str, Any]) -> dict:
+    async def create(self, api_key: str, request: dict[str, Any]) -> dict[str, Any]:
         """Create an index (returns at once; readiness is polled by the caller)."""
         body = dict(request)
         model = await self._call(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field
 
@@ -57,14 +57,14 @@ def parse_time(value: Optional[str]) -> Optional[datetime]:
 
 
 def set_condition(
-    conditions: list[dict],
+    conditions: list[dict[str, Any]],
     type: str,
     status: ConditionStatus,
     reason: str,
     message: str = "",
     generation: int | None = None,
     now: str | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Return `conditions` with condition `type` set; other conditions are kept as they are.
 
     `lastTransitionTime` moves only when the status changes, as Kubernetes specifies, so that
@@ -72,12 +72,12 @@ def set_condition(
     """
     old = get_condition(conditions, type)
     unchanged = old is not None and old.get("status") == status and old.get("lastTransitionTime")
-    new = {
+    new: dict[str, Any] = {
         "type": type,
         "status": status,
         "reason": reason,
         "message": message,
-        "lastTransitionTime": old["lastTransitionTime"] if unchanged else (now or now_rfc3339()),
+        "lastTransitionTime": old["lastTransitionTime"] if old is not None and unchanged else (now or now_rfc3339()),
     }
     if generation is not None:
         new["observedGeneration"] = generation
@@ -86,7 +86,7 @@ def set_condition(
     return [new if c.get("type") == type else c for c in conditions]
 
 
-def get_condition(conditions: list[dict] | None, type: str) -> dict | None:
+def get_condition(conditions: list[dict[str, Any]] | None, type: str) -> dict[str, Any] | None:
     """The condition of `type`, or None."""
     for cond in conditions or []:
         if cond.get("type") == type:
@@ -94,6 +94,6 @@ def get_condition(conditions: list[dict] | None, type: str) -> dict | None:
     return None
 
 
-def is_true(conditions: list[dict] | None, type: str) -> bool:
+def is_true(conditions: list[dict[str, Any]] | None, type: str) -> bool:
     cond = get_condition(conditions, type)
-    return bool(cond) and cond.get("status") == "True"
+    return bool(cond) and cond is not None and cond.get("status") == "True"

@@ -271,7 +271,10 @@ class FSDPJobSpec(ApiModel):
         None,
         max_length=256,
         json_schema_extra=immutable(),
-        description="Extra environment variables. The rendezvous variables pinery sets (MASTER_ADDR, WORLD_SIZE, RANK, PET_*, PINERY_*, ...) cannot be set here.",
+        description=(
+            "Extra environment variables. The rendezvous variables pinery sets "
+            "(MASTER_ADDR, WORLD_SIZE, RANK, PET_*, PINERY_*, ...) cannot be set here."
+        ),
     )
     resources: Optional[ResourceRequirements] = Field(
         None, json_schema_extra=immutable(), description="Resources of the training container on each node."
@@ -344,7 +347,12 @@ class FSDPJobSpec(ApiModel):
         volumes = {v.name for v in template.volumes or []}
         for i, volume in enumerate(template.volumes or []):
             if volume.name.startswith(RESERVED_VOLUME_PREFIX):
-                out.append(FieldError(f"spec.podTemplate.volumes[{i}].name", f"names starting with {RESERVED_VOLUME_PREFIX!r} are reserved for the volumes pinery adds"))
+                out.append(
+                    FieldError(
+                        f"spec.podTemplate.volumes[{i}].name",
+                        f"names starting with {RESERVED_VOLUME_PREFIX!r} are reserved for the volumes pinery adds",
+                    )
+                )
         taken = self.reserved_mount_paths()
         for i, mount in enumerate(template.volume_mounts or []):
             if mount.mount_path in taken:
@@ -444,7 +452,10 @@ class FSDPJobStatus(ApiModel):
 
 SPEC_RULES = (
     CelRule(
-        rule="!has(self.env) || self.env.all(e, !(e.name in " + repr(sorted(RESERVED_ENV)) + ") && !e.name.startsWith('PET_') && !e.name.startsWith('PINERY_'))",
+        rule=(
+            "!has(self.env) || self.env.all(e, !(e.name in " + repr(sorted(RESERVED_ENV)) + ")"
+            " && !e.name.startsWith('PET_') && !e.name.startsWith('PINERY_'))"
+        ),
         message="env must not set the variables pinery sets (MASTER_ADDR, WORLD_SIZE, RANK, PET_*, PINERY_*, ...)",
         field_path=".env",
     ),
@@ -464,7 +475,10 @@ SPEC_RULES = (
         field_path=".elastic.minNodes",
     ),
     CelRule(
-        rule="!has(self.elastic) || (self.elastic.minNodes <= self.numNodes && self.numNodes <= (has(self.elastic.maxNodes) ? self.elastic.maxNodes : self.numNodes))",
+        rule=(
+            "!has(self.elastic) || (self.elastic.minNodes <= self.numNodes"
+            " && self.numNodes <= (has(self.elastic.maxNodes) ? self.elastic.maxNodes : self.numNodes))"
+        ),
         message="numNodes must lie between elastic.minNodes and elastic.maxNodes",
         field_path=".numNodes",
     ),
@@ -474,12 +488,23 @@ SPEC_RULES = (
         field_path=".podTemplate.volumes",
     ),
     CelRule(
-        rule="!has(self.podTemplate) || !has(self.podTemplate.volumeMounts) || self.podTemplate.volumeMounts.all(m, !(has(self.shmSize) && m.mountPath == '/dev/shm') && !(!has(self.command) && m.mountPath == '/etc/pinery') && !(has(self.checkpoint) && m.mountPath == self.checkpoint.path))",
-        message="podTemplate.volumeMounts must not use the paths pinery mounts (/dev/shm with shmSize, /etc/pinery without command, checkpoint.path)",
+        rule=(
+            "!has(self.podTemplate) || !has(self.podTemplate.volumeMounts) || self.podTemplate.volumeMounts.all(m,"
+            " !(has(self.shmSize) && m.mountPath == '/dev/shm')"
+            " && !(!has(self.command) && m.mountPath == '/etc/pinery')"
+            " && !(has(self.checkpoint) && m.mountPath == self.checkpoint.path))"
+        ),
+        message=(
+            "podTemplate.volumeMounts must not use the paths pinery mounts "
+            "(/dev/shm with shmSize, /etc/pinery without command, checkpoint.path)"
+        ),
         field_path=".podTemplate.volumeMounts",
     ),
     CelRule(
-        rule="!has(self.podTemplate) || !has(self.podTemplate.volumeMounts) || self.podTemplate.volumeMounts.all(m, has(self.podTemplate.volumes) && self.podTemplate.volumes.exists(v, v.name == m.name))",
+        rule=(
+            "!has(self.podTemplate) || !has(self.podTemplate.volumeMounts)"
+            " || self.podTemplate.volumeMounts.all(m, has(self.podTemplate.volumes) && self.podTemplate.volumes.exists(v, v.name == m.name))"
+        ),
         message="every podTemplate.volumeMounts entry must name a volume in podTemplate.volumes",
         field_path=".podTemplate.volumeMounts",
     ),

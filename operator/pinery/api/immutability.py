@@ -27,7 +27,7 @@ def _schemas(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any]]:
     return schema, to_structural(schema)
 
 
-def changed_immutable_fields(model: type[BaseModel], old_spec: dict, new_spec: dict) -> list[str]:
+def changed_immutable_fields(model: type[BaseModel], old_spec: dict[str, Any], new_spec: dict[str, Any]) -> list[str]:
     """Paths (relative to the spec, camelCase, e.g. `numNodes`, `pod.environment`) of the
     immutable fields whose value differs between two specs in their API form.
 
@@ -46,7 +46,7 @@ def mutable_fields(model: type[BaseModel]) -> tuple[str, ...]:
     return tuple(name for name, sub in schema.get("properties", {}).items() if IMMUTABLE not in sub)
 
 
-def _resolve(node: dict, defs: dict) -> dict:
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """Follow `$ref`s and unwrap `Optional[X]` (anyOf X/null), keeping the outer markers."""
     while True:
         if "$ref" in node:
@@ -60,7 +60,7 @@ def _resolve(node: dict, defs: dict) -> dict:
         return node
 
 
-def _walk(schema: dict, defs: dict, old: Any, new: Any, path: str) -> list[str]:
+def _walk(schema: dict[str, Any], defs: dict[str, Any], old: Any, new: Any, path: str) -> list[str]:
     changed: list[str] = []
     props = _resolve(schema, defs).get("properties", {})
     old = old if isinstance(old, dict) else {}

@@ -22,7 +22,7 @@ class PrinterColumn:
     priority: int = 0
 
     def to_api(self) -> dict[str, Any]:
-        col = {
+        col: dict[str, Any] = {
             "name": self.name,
             "type": self.type,
             "jsonPath": self.json_path,
@@ -71,7 +71,7 @@ class ResourceInfo:
     # Rules on the whole object (they may read self.metadata.name and self.spec).
     root_rules: tuple[CelRule, ...] = field(default=())
     # The model-side twin of root_rules: (metadata.name, raw spec) -> problems.
-    metadata_problems: Callable[[str | None, dict], list[FieldError]] | None = None
+    metadata_problems: Callable[[str | None, dict[str, Any]], list[FieldError]] | None = None
 
     group: str = GROUP
     version: str = VERSION

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import Field, StringConstraints, ValidationInfo, model_validator
 
@@ -220,9 +220,10 @@ class VectorIndexSpec(ApiModel):
 
     @property
     def deployment_type(self) -> DeploymentType | None:
-        for name in ("serverless", "pod", "byoc"):
+        names: tuple[DeploymentType, ...] = ("serverless", "pod", "byoc")
+        for name in names:
             if getattr(self, name) is not None:
-                return name  # type: ignore[return-value]
+                return name
         return None
 
     @property
@@ -280,7 +281,7 @@ class VectorIndexSpec(ApiModel):
         return self.index_name or object_name
 
 
-def metadata_problems(name: str | None, spec: dict) -> list[FieldError]:
+def metadata_problems(name: str | None, spec: dict[str, Any]) -> list[FieldError]:
     """Rules that involve metadata.name: it is the default index name."""
     if spec.get("indexName") or not name:
         return []

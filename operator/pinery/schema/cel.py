@@ -26,7 +26,7 @@ def is_transition_rule(rule: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _program(rule: str):
+def _program(rule: str) -> celpy.Runner:
     try:
         return _ENV.program(_ENV.compile(rule))
     except Exception as exc:  # cel-python raises several error types

@@ -60,7 +60,7 @@ def to_structural(schema: dict[str, Any], *, require_descriptions: bool = True) 
 
 
 def _convert(
-    node: dict[str, Any], defs: dict, path: str, req_desc: bool, is_field: bool = True
+    node: dict[str, Any], defs: dict[str, Any], path: str, req_desc: bool, is_field: bool = True
 ) -> dict[str, Any]:
     """Convert one node; `is_field` is False for the root, array items and map values."""
     node = _fold_pattern_properties(_resolve(node, defs, path), path)
@@ -145,7 +145,7 @@ def ordered(node: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(node.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
 
-def _resolve(node: dict[str, Any], defs: dict, path: str) -> dict[str, Any]:
+def _resolve(node: dict[str, Any], defs: dict[str, Any], path: str) -> dict[str, Any]:
     """Inline `$ref` and collapse `anyOf [X, null]`; keys beside them override X's."""
     if "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]

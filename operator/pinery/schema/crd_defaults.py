@@ -14,8 +14,8 @@ from typing import Any
 
 from pinery.schema import field
 from pinery.schema.errors import FieldError
-from pinery.schema.gorepr import json_value
 from pinery.schema.field import GoRepr
+from pinery.schema.gorepr import json_value
 from pinery.schema.prune import prune
 from pinery.schema.value_validation import validate
 

@@ -31,8 +31,8 @@ def _same(a: Any, b: Any) -> bool:
         keys = {k for k in a.keys() | b.keys() if not (_empty(a.get(k)) and _empty(b.get(k)))}
         return all(_same(a.get(k), b.get(k)) for k in keys)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def internal_spec(crd: dict[str, Any]) -> dict[str, Any]:

@@ -201,7 +201,10 @@ def _extension_rules(node: dict[str, Any], path: str, opts: Options) -> list[Fie
         elif item_type == "object":
             if items.get("x-kubernetes-map-type") != "atomic":
                 # upstream passes the items' list type here, not the map type
-                out.append(field.invalid(f"{path}.items.x-kubernetes-map-type", items.get("x-kubernetes-list-type"), "must be atomic as item of a list with x-kubernetes-list-type=set"))
+                out.append(field.invalid(
+                    f"{path}.items.x-kubernetes-map-type",
+                    items.get("x-kubernetes-list-type"),
+                    "must be atomic as item of a list with x-kubernetes-list-type=set"))
     if list_type is not None and list_type not in ("atomic", "set", "map"):
         out.append(field.not_supported(f"{path}.x-kubernetes-list-type", list_type, ["atomic", "set", "map"]))
 
@@ -219,7 +222,13 @@ def _extension_rules(node: dict[str, Any], path: str, opts: Options) -> list[Fie
         if raw_items is None:
             out.append(field.required(f"{path}.items", "must have a schema if x-kubernetes-list-type is map"))
         elif items is None:
-            out.append(field.invalid(f"{path}.items", gorepr.GoRepr(f"apiextensions.JSONSchemaPropsOrArray{{Schema:(*apiextensions.JSONSchemaProps)(nil), JSONSchemas:[]apiextensions.JSONSchemaProps{{...}}}}"), "must only have a single schema if x-kubernetes-list-type is map"))
+            out.append(field.invalid(
+                f"{path}.items",
+                field.GoRepr(
+                    "apiextensions.JSONSchemaPropsOrArray{Schema:(*apiextensions.JSONSchemaProps)(nil), "
+                    "JSONSchemas:[]apiextensions.JSONSchemaProps{...}}"
+                ),
+                "must only have a single schema if x-kubernetes-list-type is map"))
         elif items.get("type") != "object":
             out.append(field.invalid(f"{path}.items.type", items.get("type") or "", "must be object if parent array's x-kubernetes-list-type is map"))
         else:
@@ -229,11 +238,20 @@ def _extension_rules(node: dict[str, Any], path: str, opts: Options) -> list[Fie
                 if key in item_props:
                     if (item_props[key] or {}).get("type") in ("array", "object"):
                         # upstream shows the items' type as the bad value
-                        out.append(field.invalid(f"{path}.items.properties[{key}].type", items.get("type") or "", "must be a scalar type if parent array's x-kubernetes-list-type is map"))
+                        out.append(field.invalid(
+                            f"{path}.items.properties[{key}].type",
+                            items.get("type") or "",
+                            "must be a scalar type if parent array's x-kubernetes-list-type is map"))
                 else:
-                    out.append(field.invalid(f"{path}.x-kubernetes-list-map-keys", gorepr.GoRepr(gorepr.string_slice(keys)), "entries must all be names of item properties"))
+                    out.append(field.invalid(
+                        f"{path}.x-kubernetes-list-map-keys",
+                        field.GoRepr(gorepr.string_slice(keys)),
+                        "entries must all be names of item properties"))
                 if key in seen:
-                    out.append(field.invalid(f"{path}.x-kubernetes-list-map-keys", gorepr.GoRepr(gorepr.string_slice(keys)), "must not contain duplicate entries"))
+                    out.append(field.invalid(
+                        f"{path}.x-kubernetes-list-map-keys",
+                        field.GoRepr(gorepr.string_slice(keys)),
+                        "must not contain duplicate entries"))
                 seen.add(key)
 
     if opts.require_map_list_keys_map_set_validation:
@@ -258,9 +276,13 @@ def map_list_keys_map_set(node: dict[str, Any], path: str) -> list[FieldError]:
                 continue
             prop = props[key] or {}
             if key not in required and "default" not in prop:
-                out.append(field.required(f"{path}.items.properties[{key}].default", "this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"))
+                out.append(field.required(
+                    f"{path}.items.properties[{key}].default",
+                    "this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"))
             if prop.get("nullable"):
-                out.append(field.forbidden(f"{path}.items.properties[{key}].nullable", "this property is in x-kubernetes-list-map-keys, so it cannot be nullable"))
+                out.append(field.forbidden(
+                    f"{path}.items.properties[{key}].nullable",
+                    "this property is in x-kubernetes-list-map-keys, so it cannot be nullable"))
     return out
 
 
@@ -306,7 +328,10 @@ def _compile_rules(node: dict[str, Any], path: str, ctx: NodeContext) -> list[Fi
             continue
         if cel.is_transition_rule(text):
             if ctx.uncorrelatable_path is not None:
-                out.append(field.invalid(f"{where}.rule", text, f"oldSelf cannot be used on the uncorrelatable portion of the schema within {ctx.uncorrelatable_path}"))
+                out.append(field.invalid(
+                    f"{where}.rule",
+                    text,
+                    f"oldSelf cannot be used on the uncorrelatable portion of the schema within {ctx.uncorrelatable_path}"))
         elif rule.get("optionalOldSelf") is not None:
             out.append(field.invalid(f"{where}.optionalOldSelf", bool(rule["optionalOldSelf"]), "may not be set if oldSelf is not used in rule"))
     return out

@@ -17,7 +17,7 @@ checks those for every kind), and `status.acceptedNames` (set by the server, not
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from pinery.schema import field, gorepr
@@ -101,7 +101,7 @@ def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list
     meta = crd.get("metadata") or {}
     opts = _Opts()
     out: list[FieldError] = []
-    if old_spec is None:
+    if old is None or old_spec is None:
         # ValidateCustomResourceDefinition: ObjectMeta with the CRD's name function.
         out += validate_crd_object_name(meta, spec["names"], spec.get("group") or "")
         out += _spec(spec, opts, "spec")
@@ -304,7 +304,10 @@ def _selectable_fields(fields: list[Any], schema: dict[str, Any], _: str, path: 
         if names and names[0] == "metadata":
             out.append(field.invalid(where, json_path, "must not point to fields in metadata"))
         if (target or {}).get("type") not in ("string", "boolean", "integer"):
-            out.append(field.invalid(where, json_path, "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed."))
+            out.append(field.invalid(
+                where,
+                json_path,
+                "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed."))
         key = ".".join(names)
         if key in unique:
             out.append(field.duplicate(where, json_path))
@@ -371,11 +374,17 @@ def _status_root(schema: dict[str, Any], path: str) -> list[FieldError]:
             continue
         if go_name == "Type":
             if value != "object":
-                return [field.invalid(f"{path}.openAPIV3Schema.type", value, 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled')]
+                return [field.invalid(
+                    f"{path}.openAPIV3Schema.type",
+                    value,
+                    'only "object" is allowed as the type at the root of the schema if the status subresource is enabled')]
             continue
         if go_name not in _ROOT_ALLOWED:
             allowed = "[" + " ".join(_ROOT_ALLOWED) + "]"
-            return [field.invalid(f"{path}.openAPIV3Schema", gorepr.schema_props(schema), f"only {allowed} fields are allowed at the root of the schema if the status subresource is enabled")]
+            return [field.invalid(
+                f"{path}.openAPIV3Schema",
+                gorepr.schema_props(schema),
+                f"only {allowed} fields are allowed at the root of the schema if the status subresource is enabled")]
     return []
 
 
@@ -538,11 +547,12 @@ def _stored_versions(stored: list[str], versions: list[dict[str, Any]], path: st
         return [field.invalid(path, GoRepr(gorepr.string_slice(None)), "must have at least one stored version")]
     out: list[FieldError] = []
     index = {v: i for i, v in enumerate(stored)}
-    for v in versions:
-        name = v.get("name")
-        if v.get("storage") and name not in index:
+    for version in versions:
+        name = version.get("name")
+        if version.get("storage") and name not in index:
             out.append(field.invalid(path, GoRepr(gorepr.string_slice(stored)), "must have the storage version " + str(name)))
-        index.pop(name, None)
+        if name is not None:
+            index.pop(name, None)
     for v, i in sorted(index.items(), key=lambda kv: kv[1]):
         out.append(field.invalid(
             f"{path}[{i}]", v,
@@ -585,7 +595,10 @@ def _preserve_unknown_fields(spec: dict[str, Any], old: dict[str, Any] | None) -
     if old is not None and old.get("preserveUnknownFields") is True:
         return []
     if spec.get("preserveUnknownFields") is True:
-        return [field.invalid("spec.preserveUnknownFields", True, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead")]
+        return [field.invalid(
+            "spec.preserveUnknownFields",
+            True,
+            "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead")]
     return []
 
 
@@ -599,7 +612,7 @@ def _schemas(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _schema_has(node: Any, pred) -> bool:
+def _schema_has(node: Any, pred: Callable[[dict[str, Any]], bool]) -> bool:
     if not isinstance(node, dict):
         return False
     if pred(node):
@@ -616,7 +629,7 @@ def _schema_has(node: Any, pred) -> bool:
     return any(_schema_has(c, pred) for c in children)
 
 
-def _has_schema_with(spec: dict[str, Any], pred) -> bool:
+def _has_schema_with(spec: dict[str, Any], pred: Callable[[dict[str, Any]], bool]) -> bool:
     return any(_schema_has(s, pred) for s in _schemas(spec))
 
 

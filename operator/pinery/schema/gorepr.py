@@ -125,7 +125,8 @@ def schema_props(s: dict[str, Any]) -> GoRepr:
         if validations is None
         else f"{_PKG}ValidationRules{{" + ", ".join(validation_rule(r).text for r in validations) + "}"
     )
-    enum = "[]" + _PKG + "JSON(nil)" if g("enum") is None else "[]" + _PKG + "JSON{" + ", ".join(json_value(e) for e in g("enum")) + "}"
+    enum_values = g("enum")
+    enum = "[]" + _PKG + "JSON(nil)" if enum_values is None else "[]" + _PKG + "JSON{" + ", ".join(json_value(e) for e in enum_values) + "}"
     parts = [
         ("ID", _str(g("id"))), ("Schema", _str(g("$schema"))), ("Ref", _ptr("string", g("$ref"))),
         ("Description", _str(g("description"))), ("Type", _str(g("type"))), ("Nullable", _bool(g("nullable"))),

@@ -22,7 +22,7 @@ def prune(schema: dict[str, Any], value: Any, path: str = "", *, root: bool = Fa
     return pruned, unknown
 
 
-def _prune(schema: dict, value: Any, path: str, unknown: list[str], root: bool) -> Any:
+def _prune(schema: dict[str, Any], value: Any, path: str, unknown: list[str], root: bool) -> Any:
     if isinstance(value, dict):
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
@@ -57,7 +57,7 @@ def apply_defaults(schema: dict[str, Any], value: Any) -> Any:
     return _default(schema, copy.deepcopy(value))
 
 
-def _default(schema: dict, value: Any) -> Any:
+def _default(schema: dict[str, Any], value: Any) -> Any:
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for key, sub in props.items():

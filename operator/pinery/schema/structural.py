@@ -19,7 +19,8 @@ that `check_crd` has always reported stay below, in their own section, until the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field, replace
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from typing import Any
 
 from pinery.schema import field
@@ -63,7 +64,7 @@ class Extensions:
     preserve_unknown_fields: bool = False
     embedded_resource: bool = False
     int_or_string: bool = False
-    list_map_keys: list | None = None
+    list_map_keys: list[Any] | None = None
     list_type: str | None = None
     map_type: str | None = None
 
@@ -82,22 +83,22 @@ class ValueValidation:
     min_items: Any = None
     unique_items: bool = False
     multiple_of: Any = None
-    enum: list | None = None
+    enum: list[Any] | None = None
     max_properties: Any = None
     min_properties: Any = None
-    required: list | None = None
-    all_of: list | None = None
-    one_of: list | None = None
-    any_of: list | None = None
+    required: list[Any] | None = None
+    all_of: "list[NestedValueValidation] | None" = None
+    one_of: "list[NestedValueValidation] | None" = None
+    any_of: "list[NestedValueValidation] | None" = None
     not_: "NestedValueValidation | None" = None
 
 
 @dataclass(eq=True)
 class NestedValueValidation:
     value_validation: ValueValidation = dc_field(default_factory=ValueValidation)
-    x_validations: list | None = None
+    x_validations: list[Any] | None = None
     items: "NestedValueValidation | None" = None
-    properties: dict | None = None
+    properties: "dict[str, NestedValueValidation] | None" = None
     additional_properties: "NestedValueValidation | None" = None
     forbidden_generics: Generic = dc_field(default_factory=Generic)
     forbidden_extensions: Extensions = dc_field(default_factory=Extensions)
@@ -112,11 +113,11 @@ class StructuralOrBool:
 @dataclass(eq=True)
 class Structural:
     items: "Structural | None" = None
-    properties: dict | None = None
+    properties: "dict[str, Structural] | None" = None
     additional_properties: StructuralOrBool | None = None
     generic: Generic = dc_field(default_factory=Generic)
     extensions: Extensions = dc_field(default_factory=Extensions)
-    x_validations: list | None = None
+    x_validations: list[Any] | None = None
     value_validation: ValueValidation | None = None
 
 
@@ -126,17 +127,17 @@ class _ConversionError(Exception):
     pass
 
 
-def _schema(node: Any) -> dict:
+def _schema(node: Any) -> dict[str, Any]:
     # A JSON value that is not an object where a schema belongs fails decoding before any of this.
     return node if isinstance(node, dict) else {}
 
 
-def _string(node: dict, key: str) -> str:
+def _string(node: dict[str, Any], key: str) -> str:
     value = node.get(key)
     return value if isinstance(value, str) else ""
 
 
-def _unsupported_fields(node: dict) -> None:
+def _unsupported_fields(node: dict[str, Any]) -> None:
     """convert.go `validateUnsupportedFields`: what CRD validation forbids must really be unset."""
     if _string(node, "id"):
         raise _ConversionError("OpenAPIV3Schema 'id' is not supported")
@@ -154,7 +155,7 @@ def _unsupported_fields(node: dict) -> None:
         raise _ConversionError("OpenAPIV3Schema 'definitions' is not supported")
 
 
-def _value_validation(node: dict) -> ValueValidation:
+def _value_validation(node: dict[str, Any]) -> ValueValidation:
     """convert.go `newValueValidation`: `not` first, then allOf, anyOf, oneOf (the error order)."""
     not_ = _nested(node["not"]) if node.get("not") is not None else None
     vv = ValueValidation(
@@ -182,7 +183,7 @@ def _value_validation(node: dict) -> ValueValidation:
     return vv
 
 
-def _generics(node: dict) -> Generic:
+def _generics(node: dict[str, Any]) -> Generic:
     """convert.go `newGenerics`."""
     return Generic(
         description=_string(node, "description"),
@@ -195,7 +196,7 @@ def _generics(node: dict) -> Generic:
     )
 
 
-def _extensions(node: dict) -> Extensions:
+def _extensions(node: dict[str, Any]) -> Extensions:
     """convert.go `newExtensions`: x-kubernetes-preserve-unknown-fields may only be true."""
     preserve = node.get("x-kubernetes-preserve-unknown-fields")
     if preserve is not None and not preserve:
@@ -211,13 +212,13 @@ def _extensions(node: dict) -> Extensions:
     )
 
 
-def _validation_extensions(node: dict) -> list | None:
+def _validation_extensions(node: dict[str, Any]) -> list[Any] | None:
     """convert.go `newValidationExtensions`."""
     rules = node.get("x-kubernetes-validations")
     return list(rules) if isinstance(rules, list) else None
 
 
-def _items(node: dict) -> dict | None:
+def _items(node: dict[str, Any]) -> dict[str, Any] | None:
     """A JSONSchemaPropsOrArray: one schema, or a list that NewStructural refuses."""
     items = node.get("items")
     if isinstance(items, list):
@@ -551,10 +552,11 @@ def _nested_completeness(v: NestedValueValidation | None, s: Structural | None, 
     errs = _completeness(v.value_validation, s, s_path, v_path, opts)
     errs += _nested_completeness(v.items, s.items, _child(s_path, "items"), _child(v_path, "items"), opts)
     extra = s.additional_properties.structural if s.additional_properties is not None else None
+    s_props = s.properties or {}
     for name, sub in (v.properties or {}).items():
         sub_v_path = _key(_child(v_path, "properties"), name)
-        if name in (s.properties or {}):
-            errs += _nested_completeness(sub, s.properties[name], _key(_child(s_path, "properties"), name), sub_v_path, opts)
+        if name in s_props:
+            errs += _nested_completeness(sub, s_props[name], _key(_child(s_path, "properties"), name), sub_v_path, opts)
         elif extra is None or not opts.allow_validation_properties_with_additional_properties:
             errs.append(field.required(_key(_child(s_path, "properties"), name), f"because it is defined in {sub_v_path}"))
         else:

@@ -15,12 +15,20 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable, Protocol
 
 from pinery.schema import cel
 from pinery.schema.errors import FieldError, join_path
 
 _MISSING = object()
+
+_Fail = Callable[[str], None]
+
+
+class Regex(Protocol):
+    """What a compiled schema pattern offers (google-re2 ships no type information)."""
+
+    def search(self, text: str) -> object | None: ...
 
 
 def validate(
@@ -77,15 +85,16 @@ def _type_ok(kind: str, value: Any) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def schema_regex(pattern: str):
+def schema_regex(pattern: str) -> Regex:
     """A schema `pattern` read as the API server reads it: RE2, where `$` ends the text (Python's
     `$` also matches before a final newline, which would let `"name\\n"` through)."""
     import re2
 
-    return re2.compile(pattern)
+    compiled: Regex = re2.compile(pattern)
+    return compiled
 
 
-def _validate(schema: dict, value: Any, path: str, old: Any, rules: bool, errors: list) -> None:
+def _validate(schema: dict[str, Any], value: Any, path: str, old: Any, rules: bool, errors: list[FieldError]) -> None:
     if old is not _MISSING and old is not None and value == old:
         return  # ratcheting: unchanged values stay valid
     def fail(message: str) -> None:
@@ -126,7 +135,7 @@ def _validate(schema: dict, value: Any, path: str, old: Any, rules: bool, errors
         _check_rules(schema, value, path, old, errors)
 
 
-def _check_number(schema: dict, value: float, path: str, fail) -> None:
+def _check_number(schema: dict[str, Any], value: float, path: str, fail: _Fail) -> None:
     name = path or "value"
     if "minimum" in schema:
         low = schema["minimum"]
@@ -142,7 +151,7 @@ def _check_number(schema: dict, value: float, path: str, fail) -> None:
             fail(f"Invalid value: {_show(value)}: {name} in body should be less than or equal to {high}")
 
 
-def _check_string(schema: dict, value: str, path: str, fail) -> None:
+def _check_string(schema: dict[str, Any], value: str, path: str, fail: _Fail) -> None:
     name = path or "value"
     if "minLength" in schema and len(value) < schema["minLength"]:
         fail(f"Invalid value: {_show(value)}: {name} in body should be at least {schema['minLength']} chars long")
@@ -157,7 +166,9 @@ def _check_string(schema: dict, value: str, path: str, fail) -> None:
             fail(f"Invalid value: {_show(value)}: {name} in body must be of type date-time")
 
 
-def _check_list(schema, value, path, old, rules, errors, fail) -> None:
+def _check_list(
+    schema: dict[str, Any], value: list[Any], path: str, old: Any, rules: bool, errors: list[FieldError], fail: _Fail
+) -> None:
     name = path or "value"
     if "minItems" in schema and len(value) < schema["minItems"]:
         fail(f"Invalid value: {len(value)}: {name} in body should have at least {schema['minItems']} items")
@@ -165,14 +176,14 @@ def _check_list(schema, value, path, old, rules, errors, fail) -> None:
         fail(f"Too many: {len(value)}: must have at most {schema['maxItems']} items")
     list_type = schema.get("x-kubernetes-list-type")
     if list_type == "set":
-        seen = []
+        seen: list[Any] = []
         for i, item in enumerate(value):
             if item in seen:
                 errors.append(FieldError(join_path(path, i), f"Duplicate value: {_show(item)}"))
             seen.append(item)
     elif list_type == "map":
         keys = schema.get("x-kubernetes-list-map-keys", [])
-        seen_keys = set()
+        seen_keys: set[tuple[str, ...]] = set()
         for i, item in enumerate(value):
             if isinstance(item, dict):
                 key = tuple(_show(item.get(k)) for k in keys)
@@ -187,7 +198,7 @@ def _check_list(schema, value, path, old, rules, errors, fail) -> None:
             _validate(items, item, join_path(path, i), old_items(item, i), rules, errors)
 
 
-def _old_items(schema: dict, old: Any):
+def _old_items(schema: dict[str, Any], old: Any) -> Callable[[Any, int], Any]:
     """Which old item corresponds to a new one: by map keys for list-type map, else none.
 
     Kubernetes correlates old and new list items only for map lists (and sets), so transition
@@ -200,7 +211,9 @@ def _old_items(schema: dict, old: Any):
     return lambda item, i: by_key.get(tuple(_show(item.get(k)) for k in keys), _MISSING) if isinstance(item, dict) else _MISSING
 
 
-def _check_object(schema, value, path, old, rules, errors, fail) -> None:
+def _check_object(
+    schema: dict[str, Any], value: dict[str, Any], path: str, old: Any, rules: bool, errors: list[FieldError], fail: _Fail
+) -> None:
     name = path or "value"
     if "minProperties" in schema and len(value) < schema["minProperties"]:
         fail(f"Invalid value: {len(value)}: {name} in body should have at least {schema['minProperties']} properties")
@@ -220,7 +233,7 @@ def _check_object(schema, value, path, old, rules, errors, fail) -> None:
             _validate(extra, item, join_path(path, f"[{key}]") if path else key, old_map.get(key, _MISSING), rules, errors)
 
 
-def _check_junctors(schema: dict, value: Any, path: str, fail) -> None:
+def _check_junctors(schema: dict[str, Any], value: Any, path: str, fail: _Fail) -> None:
     """Value validations inside allOf/anyOf/oneOf/not (no rules, no type changes)."""
     int_or_string = [{"type": "integer"}, {"type": "string"}]
     if schema.get("x-kubernetes-int-or-string") and schema.get("anyOf") == int_or_string:
@@ -238,7 +251,7 @@ def _check_junctors(schema: dict, value: Any, path: str, fail) -> None:
         fail(f"Invalid value: {_show(value)}: {path or 'value'} in body must not match the schema in not")
 
 
-def _check_rules(schema: dict, value: Any, path: str, old: Any, errors: list) -> None:
+def _check_rules(schema: dict[str, Any], value: Any, path: str, old: Any, errors: list[FieldError]) -> None:
     for rule in schema.get("x-kubernetes-validations", []):
         expr = rule["rule"]
         transition = cel.is_transition_rule(expr)
@@ -252,7 +265,7 @@ def _check_rules(schema: dict, value: Any, path: str, old: Any, errors: list) ->
             errors.append(FieldError(where, f"Invalid value: {_rule_value(schema, value)}: {message}"))
 
 
-def _rule_value(schema: dict, value: Any) -> str:
+def _rule_value(schema: dict[str, Any], value: Any) -> str:
     """What the API server shows as the value of a failed rule: the schema's type, not the value."""
     if "type" in schema:
         return _show(schema["type"])

@@ -8,6 +8,7 @@ on in an annotation, and compares each new spec with it before it talks to Pinec
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pinery.api.base import GROUP
 from pinery.api.immutability import changed_immutable_fields, mutable_fields
@@ -24,7 +25,7 @@ def record(spec: VectorIndexSpec, index_name: str) -> str:
     return json.dumps(fields, sort_keys=True, separators=(",", ":"))
 
 
-def changed_fields(annotations: dict | None, spec: VectorIndexSpec, index_name: str) -> list[str]:
+def changed_fields(annotations: dict[str, Any] | None, spec: VectorIndexSpec, index_name: str) -> list[str]:
     """Immutable fields (paths under spec) that differ from the recorded ones; [] without a
     readable record (the comparison with Pinecone's index then catches differences)."""
     raw = (annotations or {}).get(ANNOTATION)

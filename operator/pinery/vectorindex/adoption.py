@@ -7,7 +7,7 @@ from typing import Any
 from pinery.api.vectorindex import VectorIndexSpec
 
 
-def _deployment_type(index: dict) -> str | None:
+def _deployment_type(index: dict[str, Any]) -> str | None:
     spec = index.get("spec") or {}
     for name in ("serverless", "pod", "byoc"):
         if spec.get(name):
@@ -15,7 +15,7 @@ def _deployment_type(index: dict) -> str | None:
     return None
 
 
-def immutable_differences(spec: VectorIndexSpec, index: dict) -> list[str]:
+def immutable_differences(spec: VectorIndexSpec, index: dict[str, Any]) -> list[str]:
     """Human-readable differences, `field: spec wants X, index has Y`; empty when they match."""
     diffs: list[str] = []
 

@@ -57,7 +57,7 @@ SCALING_STATES = ("ScalingUp", "ScalingDown", "ScalingUpPodSize", "ScalingDownPo
 def decide(
     spec: VectorIndexSpec,
     who: Identity,
-    index: dict | None,
+    index: dict[str, Any] | None,
     *,
     known_index_name: str | None = None,
     polls: int = 0,
@@ -78,7 +78,7 @@ def decide(
             event = Event("Warning", "Recreating", f"index {name} was deleted outside pinery; creating it again")
         else:
             event = Event("Normal", "Creating", f"creating Pinecone index {name}")
-        creating = ("False", "Creating", f"creating index {name}")
+        creating: Cond = ("False", "Creating", f"creating index {name}")
         return Step(
             action="create",
             request=create_request(spec, name, who.tags()),
@@ -116,10 +116,10 @@ def decide(
             msg = f"index {name} is being deleted outside pinery; it will be created again once it is gone"
         else:
             msg = f"{'waiting for' if owned else 'adopting'} index {name} (Pinecone state {state})"
-        waiting = ("False", "Creating", msg)
+        waiting: Cond = ("False", "Creating", msg)
         return Step("wait", waiting, waiting, requeue=timing.poll(polls), host=host, state=state)
 
-    serving = ("True", "IndexReady", f"index {name} is ready at {host}")
+    serving: Cond = ("True", "IndexReady", f"index {name} is ready at {host}")
     if state in SCALING_STATES:
         msg = f"Pinecone is applying changes to index {name} (state {state})"
         return Step("wait", serving, ("False", "Configuring", msg), requeue=timing.poll(polls), host=host, state=state)
@@ -149,13 +149,13 @@ def refuse_immutable_change(index_name: str, fields: list[str], detail: str = ""
     return Step("refuse", ("False", "ImmutableFieldChanged", msg), ("False", "ImmutableFieldChanged", msg))
 
 
-def _refuse(reason: str, message: str, index: dict) -> Step:
+def _refuse(reason: str, message: str, index: dict[str, Any]) -> Step:
     """A problem only a person can solve: no change in Pinecone; looked at again each sweep."""
-    cond = ("False", reason, message)
+    cond: Cond = ("False", reason, message)
     return Step("refuse", cond, cond, host=index.get("host"), state=(index.get("status") or {}).get("state"))
 
 
-def pass_events(step_events: tuple[Event, ...], old_conditions: list[dict] | None, new_conditions: list[dict]) -> list[Event]:
+def pass_events(step_events: tuple[Event, ...], old_conditions: list[dict[str, Any]] | None, new_conditions: list[dict[str, Any]]) -> list[Event]:
     """The Events of one pass: those of the action taken, then one per changed condition
     (skipping a change the action's Event already announced)."""
     events = list(step_events)
@@ -165,7 +165,7 @@ def pass_events(step_events: tuple[Event, ...], old_conditions: list[dict] | Non
     return events
 
 
-def describe_changes(changes: dict[str, Any], index: dict) -> str:
+def describe_changes(changes: dict[str, Any], index: dict[str, Any]) -> str:
     """`replicas 1 -> 3, tags team, deletion protection enabled` for events and messages."""
     pod = (index.get("spec") or {}).get("pod") or {}
     parts = []
@@ -183,7 +183,7 @@ def describe_changes(changes: dict[str, Any], index: dict) -> str:
 CREATE_SENT_AT = "createSentAt"  # the status field that marks a create whose answer is awaited
 
 
-def landing_deadline(status: dict | None, timing: Timing = DEFAULT_TIMING) -> float | None:
+def landing_deadline(status: dict[str, Any] | None, timing: Timing = DEFAULT_TIMING) -> float | None:
     """Until when (epoch seconds) an index whose create got no answer may still appear."""
     sent = (status or {}).get(CREATE_SENT_AT)
     try:
@@ -206,7 +206,7 @@ class DeletionStep:
 def decide_deletion(
     spec: VectorIndexSpec,
     who: Identity,
-    index: dict | None,
+    index: dict[str, Any] | None,
     *,
     polls: int = 0,
     timing: Timing = DEFAULT_TIMING,
@@ -244,7 +244,7 @@ def decide_deletion(
     return DeletionStep("delete", Event("Normal", "Deleting", f"deleting index {name}"), requeue=timing.poll(0))
 
 
-def _managed_elsewhere(index: dict) -> str:
+def _managed_elsewhere(index: dict[str, Any]) -> str:
     """Who manages an index that is not this object's, in words: its owner when its ownership
     tags name one (`cluster/namespace/name` of that VectorIndex), else that nobody here does."""
     owner = owner_of(index)

@@ -57,7 +57,7 @@ def create_request(spec: VectorIndexSpec, index_name: str, owner_tags: dict[str,
     return request
 
 
-def configure_changes(spec: VectorIndexSpec, index: dict, owner_tags: dict[str, str]) -> dict[str, Any]:
+def configure_changes(spec: VectorIndexSpec, index: dict[str, Any], owner_tags: dict[str, str]) -> dict[str, Any]:
     """The arguments of one configure_index call that brings `index` to the spec ({} if none).
 
     Tags are fully managed: keys on the index that the spec does not declare are removed

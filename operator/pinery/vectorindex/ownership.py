@@ -7,6 +7,7 @@ with deletionPolicy Retain and applied again, as GitOps tools do, finds its inde
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 CLUSTER_TAG = "pinery-cluster"
 NAMESPACE_TAG = "pinery-namespace"
@@ -31,13 +32,13 @@ def ownership_tags(cluster: str, namespace: str, name: str) -> dict[str, str]:
     }
 
 
-def is_owned_by(index: dict, cluster: str, namespace: str, name: str) -> bool:
+def is_owned_by(index: dict[str, Any], cluster: str, namespace: str, name: str) -> bool:
     """True when the index carries exactly this object's ownership tags."""
     tags = index.get("tags") or {}
     return all(tags.get(k) == v for k, v in ownership_tags(cluster, namespace, name).items())
 
 
-def owner_of(index: dict) -> str | None:
+def owner_of(index: dict[str, Any]) -> str | None:
     """`cluster/namespace/name` of the VectorIndex that owns the index, if any (for messages)."""
     tags = index.get("tags") or {}
     if not all(k in tags for k in OWNERSHIP_KEYS):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pinery.api.conditions import get_condition, set_condition
+from pinery.api.conditions import ConditionStatus, get_condition, set_condition
 
 READY = "Ready"
 SYNCED = "Synced"
 
-Cond = tuple[str, str, str]  # (status, reason, message)
+Cond = tuple[ConditionStatus, str, str]  # (status, reason, message)
 
 # Reasons that need a person: the phase is Failed until the spec, Secret or account changes.
 TERMINAL_REASONS = frozenset(
@@ -38,7 +38,7 @@ class Event:
     message: str
 
 
-def phase(conditions: list[dict] | None, deleting: bool = False) -> str:
+def phase(conditions: list[dict[str, Any]] | None, deleting: bool = False) -> str:
     """The display phase of a VectorIndex (see docs/api.md)."""
     if deleting:
         return "Terminating"
@@ -56,8 +56,8 @@ def phase(conditions: list[dict] | None, deleting: bool = False) -> str:
     return "Pending"
 
 
-def next_status(old: dict | None, generation: int | None, ready: Cond, synced: Cond,
-                cleared: tuple[str, ...] = (), **facts: Any) -> dict:
+def next_status(old: dict[str, Any] | None, generation: int | None, ready: Cond, synced: Cond,
+                cleared: tuple[str, ...] = (), **facts: Any) -> dict[str, Any]:
     """The status after a reconcile pass: both conditions, the phase, observedGeneration, and
     the index facts given (indexName, type, host, state; None keeps what was there). Fields
     in `cleared` that the old status has become None, which a merge patch removes."""
@@ -74,13 +74,13 @@ def next_status(old: dict | None, generation: int | None, ready: Cond, synced: C
     return new
 
 
-def status_changes(old: dict | None, new: dict) -> dict:
+def status_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """The members of `new` that differ from `old` (what a merge patch must carry)."""
     old = old or {}
     return {k: v for k, v in new.items() if old.get(k) != v}
 
 
-def condition_events(old: list[dict] | None, new: list[dict]) -> list[Event]:
+def condition_events(old: list[dict[str, Any]] | None, new: list[dict[str, Any]]) -> list[Event]:
     """One Event for each condition whose status or reason changed (the same reason once).
 
     Failures (terminal or retrying) are Warnings; progress and recovery are Normal.
