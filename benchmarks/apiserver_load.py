@@ -25,6 +25,7 @@ from typing import Any
 
 import harness
 from harness import percentiles
+
 from pinery.api import RESOURCES
 from pinery.crds import build_crd
 from pinery.local.apiserver.server import LocalApiServer

@@ -76,7 +76,7 @@ async def measure(operator: str, state_dir: Path, single: int, burst: int, nodes
             for i in range(single):
                 name = f"single-{i:03d}"
                 await jobs.create(name)
-                await harness.until(lambda: jobs.converged_at(name) is not None, timeout, f"job {name}")
+                await harness.until(lambda name=name: jobs.converged_at(name) is not None, timeout, f"job {name}")
                 proc.check_alive()
             result["single"] = {"jobs": single, "create_to_children": harness.percentiles(jobs.latency(f"single-{i:03d}") for i in range(single))}
             await harness.quiet(stage.requests, 1.0, 30)

@@ -300,7 +300,7 @@ def print_table(title: str, header: list[str], rows: list[list[Any]]) -> None:
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     print(f"\n{title}")
     for i, row in enumerate(cells):
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
         if i == 0:
             print("  " + "  ".join("-" * w for w in widths))
 

@@ -110,7 +110,7 @@ def sparse_floor(rows: list[tuple[np.ndarray, np.ndarray]], queries, top_k: int)
     for q_idx, q_val in queries:
         started = time.perf_counter()
         scores = np.zeros(len(rows))
-        for lo, hi, w in zip(np.searchsorted(indices, q_idx), np.searchsorted(indices, q_idx, "right"), q_val):
+        for lo, hi, w in zip(np.searchsorted(indices, q_idx), np.searchsorted(indices, q_idx, "right"), q_val, strict=True):
             scores[owners[lo:hi]] += w * values[lo:hi]
         np.argpartition(-scores, top_k)[:top_k]
         latencies.append(time.perf_counter() - started)

@@ -93,7 +93,7 @@ async def measure(state_dir: Path, single: int, burst: int, ready_delay: float, 
             names = [f"single-{i:03d}" for i in range(single)]
             for name in names:
                 await indexes.create(name)
-                await harness.until(lambda: name in indexes.ready_at, timeout, f"{name} Ready")
+                await harness.until(lambda name=name: name in indexes.ready_at, timeout, f"{name} Ready")
                 proc.check_alive()
             calls = harness.counter_delta(stage.pinecone_requests(), before)
             result["single"] = {

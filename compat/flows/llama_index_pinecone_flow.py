@@ -26,8 +26,7 @@ def body(flow: Flow) -> None:
     from llama_index.core import Document, Settings, StorageContext, VectorStoreIndex
     from llama_index.core.embeddings import MockEmbedding
     from llama_index.core.llms import MockLLM
-    from llama_index.core.vector_stores import (ExactMatchFilter, FilterCondition, FilterOperator, MetadataFilter,
-                                                MetadataFilters)
+    from llama_index.core.vector_stores import ExactMatchFilter, FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
     from llama_index.vector_stores.pinecone import PineconeVectorStore
     from pinecone import Pinecone, ServerlessSpec
 

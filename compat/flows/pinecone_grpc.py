@@ -84,8 +84,8 @@ def body(flow: Flow) -> None:
                 clients.append(('Pinecone(grpc_scheme="http").index(grpc=True)', plain.index(host=host, grpc=True)))
             expected = ADVICE
         for name, index in clients:
-            for what, call in (("upsert", lambda: index.upsert(vectors=[(GRPC_IDS[0], one_hot(0))])),
-                               ("query", lambda: index.query(vector=near(0), top_k=1))):
+            for what, call in (("upsert", lambda index=index: index.upsert(vectors=[(GRPC_IDS[0], one_hot(0))])),
+                               ("query", lambda index=index: index.query(vector=near(0), top_k=1))):
                 text = str(failure(call))
                 check(text == expected, f"{name} {what}: the error reads {text!r}, expected {expected!r}")
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 
-from _flow import (DIMENSION, HOST, HYBRID, INDEX, NAMESPACE, API_KEY, Flow, FlowFailed, NotApplicable, check, main, near, one_hot,
-                   wait_for)
+from _flow import API_KEY, DIMENSION, HOST, HYBRID, INDEX, NAMESPACE, Flow, FlowFailed, NotApplicable, check, main, near, one_hot, wait_for
 
 # Six records in the namespace, one in the default namespace. In a hybrid (dotproduct) index
 # doc-1 and doc-2 also carry sparse values, so a sparse query can break a dense tie.
@@ -103,7 +102,7 @@ RECORDS = [
 
 def hit_id(hit) -> str:
     """9.x and later name it `id`; the generated models of 6.x-8.x keep `_id`."""
-    return getattr(hit, "id", None) or getattr(hit, "_id")
+    return getattr(hit, "id", None) or hit._id
 
 
 def records_flow(create, describe, open_index, delete, exists) -> None:

@@ -63,7 +63,7 @@ def render_table(table: dict) -> list[str]:
     rows = [[c["name"].upper() for i, c in enumerate(table["columnDefinitions"]) if i in columns]]
     rows += [["" if row["cells"][i] is None else str(row["cells"][i]) for i in columns] for row in table.get("rows", [])]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["   ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    return ["   ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
 def resource(kind: str) -> ResourceInfo:

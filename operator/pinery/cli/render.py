@@ -54,8 +54,8 @@ def render_text(text: str, namespace: str, uid: str, settings) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     from pinery import kube_yaml
-    from pinery.settings import OperatorSettings
     from pinery.manifest_check import validate_text
+    from pinery.settings import OperatorSettings
 
     try:
         settings = OperatorSettings.from_env()

@@ -22,11 +22,23 @@ from aiohttp import web
 from pinery.local.apiserver import errors, protobuf, protobuf_workloads
 from pinery.local.apiserver.objectmeta import now
 from pinery.local.apiserver.rbac import (
-    ANONYMOUS, AUTHENTICATED, SYSTEM_MASTERS, UNAUTHENTICATED, Attributes, User, authorize, forbidden_status, rules_for,
+    ANONYMOUS,
+    AUTHENTICATED,
+    SYSTEM_MASTERS,
+    UNAUTHENTICATED,
+    Attributes,
+    User,
+    authorize,
+    forbidden_status,
+    rules_for,
 )
 from pinery.local.apiserver.requestinfo import request_attributes
 from pinery.local.apiserver.serviceaccount_tokens import (
-    DEFAULT_AUDIENCES, DEFAULT_EXPIRATION, MAX_EXPIRATION, MIN_EXPIRATION, TokenSigner,
+    DEFAULT_AUDIENCES,
+    DEFAULT_EXPIRATION,
+    MAX_EXPIRATION,
+    MIN_EXPIRATION,
+    TokenSigner,
 )
 from pinery.local.apiserver.store import Store
 
@@ -107,7 +119,9 @@ class Access:
         if seconds < MIN_EXPIRATION:
             raise _invalid_token_request(name, "spec.expirationSeconds", "Invalid value: " + str(seconds) + ": may not specify a duration less than 10 minutes")
         if seconds > MAX_EXPIRATION:
-            raise _invalid_token_request(name, "spec.expirationSeconds", "Invalid value: " + str(seconds) + ": may not specify a duration larger than 2^32 seconds")
+            raise _invalid_token_request(
+                name, "spec.expirationSeconds", "Invalid value: " + str(seconds) + ": may not specify a duration larger than 2^32 seconds"
+            )
         audiences = tuple(spec.get("audiences") or DEFAULT_AUDIENCES)
         token, expiry = self.signer.issue(namespace, name, account["metadata"].get("uid", ""), seconds, audiences)
         spec.update(audiences=list(audiences), expirationSeconds=seconds)
@@ -127,8 +141,21 @@ class Access:
         spec = body.get("spec") or {}
         resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         if bool(resource) == bool(non_resource):
-            raise errors.ApiError(422, "Invalid", 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "": exactly one of nonResourceAttributes or resourceAttributes must be specified',
-                                  {"group": "authorization.k8s.io", "kind": "SelfSubjectAccessReview", "causes": [{"reason": "FieldValueInvalid", "field": "spec.resourceAttributes", "message": 'Invalid value: "": exactly one of nonResourceAttributes or resourceAttributes must be specified'}]})
+            raise errors.ApiError(
+                422,
+                "Invalid",
+                'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: '
+                'Invalid value: "": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+                {
+                    "group": "authorization.k8s.io",
+                    "kind": "SelfSubjectAccessReview",
+                    "causes": [{
+                        "reason": "FieldValueInvalid",
+                        "field": "spec.resourceAttributes",
+                        "message": 'Invalid value: "": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+                    }],
+                },
+            )
         if resource:
             attrs = Attributes(
                 user=user, verb=resource.get("verb", ""), api_group=resource.get("group", ""), resource=resource.get("resource", ""),

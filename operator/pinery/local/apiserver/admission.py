@@ -11,15 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pinery.schema.errors import FieldError
-from pinery.schema.prune import apply_defaults, prune
-from pinery.schema.crd_names import DNS1123_SUBDOMAIN_ERROR, is_dns1123_subdomain_format
-from pinery.schema.crd_validation import validate_crd
-from pinery.schema.value_validation import validate
-
 from pinery.local.apiserver import errors
 from pinery.local.apiserver.resources import ResourceType
 from pinery.local.apiserver.selectors import label_key_problem, label_value_problem
+from pinery.schema.crd_names import DNS1123_SUBDOMAIN_ERROR, is_dns1123_subdomain_format
+from pinery.schema.crd_validation import validate_crd
+from pinery.schema.errors import FieldError
+from pinery.schema.prune import apply_defaults, prune
+from pinery.schema.value_validation import validate
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_MESSAGE = (
@@ -65,7 +64,7 @@ def metadata_problems(rtype: ResourceType, obj: dict[str, Any]) -> list[FieldErr
         if problem:
             out.append(FieldError("metadata.labels", f"Invalid value: {_quote(key)}: {problem}"))
         if not isinstance(value, str):
-            out.append(FieldError(f"metadata.labels", f"Invalid value: {_quote(value)}: label values must be strings"))
+            out.append(FieldError("metadata.labels", f"Invalid value: {_quote(value)}: label values must be strings"))
             continue
         problem = label_value_problem(value)
         if problem:

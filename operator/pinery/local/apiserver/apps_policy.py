@@ -110,7 +110,11 @@ def _int_or_percent_problems(value: Any, path: str) -> list[FieldError]:
         return [] if value >= 0 else [FieldError(path, f"Invalid value: {value}: must be greater than or equal to 0")]
     match = _INT_OR_PERCENT.match(str(value))
     if not match:
-        return [FieldError(path, f'Invalid value: "{value}": a valid percent string must be a numeric string followed by an ending \'%\' (e.g. \'1%\',  or \'93%\', regex used for validation is \'[0-9]+%\')')]
+        return [FieldError(
+            path,
+            f'Invalid value: "{value}": a valid percent string must be a numeric string followed by an ending \'%\' '
+            "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+        )]
     if int(match.group(1)) > 100:
         return [FieldError(path, f'Invalid value: "{value}": must not be greater than 100%')]
     return []
@@ -234,7 +238,7 @@ def scaled_value(value: Any, total: int, round_up: bool) -> int:
             number = int(value[:-1])  # ValueError as strconv.Atoi fails
             scaled = number * total / 100
             return math.ceil(scaled) if round_up else math.floor(scaled)
-        raise ValueError(f'invalid value for IntOrString: invalid type: string is not a percentage')
+        raise ValueError('invalid value for IntOrString: invalid type: string is not a percentage')
     raise ValueError("invalid value for IntOrString: invalid type: neither int nor percentage")
 
 

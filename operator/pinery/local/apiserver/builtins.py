@@ -22,10 +22,9 @@ import copy
 import ipaddress
 from typing import Any
 
-from pinery.schema.errors import FieldError
-
 from pinery.local.apiserver import apps_policy, errors, podspec_defaults, rbac_validation
 from pinery.local.apiserver.resources import ResourceType
+from pinery.schema.errors import FieldError
 
 _POD_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
@@ -146,7 +145,11 @@ def validate(rtype: ResourceType, obj: dict[str, Any]) -> list[FieldError]:
         for field in ("data", "binaryData"):
             for key in obj.get(field) or {}:
                 if not key or len(key) > 253 or not all(c.isalnum() or c in "-._" for c in key):
-                    out.append(FieldError(f"{field}[{key}]", f"Invalid value: \"{key}\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+                    out.append(FieldError(
+                        f"{field}[{key}]",
+                        f"Invalid value: \"{key}\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+                        "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                    ))
     return out
 
 

@@ -216,7 +216,7 @@ class Controllers:
             return
         types = types_from_crd(crd)
         if types != registry.crd_types(name) or any(
-            a.schema != b.schema or a.printer_columns != b.printer_columns for a, b in zip(types, registry.crd_types(name))
+            a.schema != b.schema or a.printer_columns != b.printer_columns for a, b in zip(types, registry.crd_types(name), strict=True)
         ):
             registry.set_crd(name, types)
             self.on_types_changed()

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pinery.local.apiserver.resources import ResourceType
 from pinery.schema.errors import FieldError
 from pinery.schema.field import dedup
-
-from pinery.local.apiserver.resources import ResourceType
 
 
 class ApiError(Exception):

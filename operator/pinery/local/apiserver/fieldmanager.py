@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pinery.local.apiserver import fieldpath as fp
-from pinery.local.apiserver.fieldsets import compare, field_set, merge, remove
 from pinery.local.apiserver.fieldschema import Shape
+from pinery.local.apiserver.fieldsets import compare, field_set, merge, remove
 
 Path = fp.Path
 MAX_UPDATE_MANAGERS = 10

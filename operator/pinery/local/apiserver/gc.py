@@ -199,4 +199,5 @@ class NamespaceController:
                         raise
             left += self.store.count(key, name)
         if left == 0:
-            self.api.finalize_namespace(name, {"spec": {"finalizers": [f for f in (ns.get("spec") or {}).get("finalizers") or [] if f != "kubernetes"]}}, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))
+            kept = [f for f in (ns.get("spec") or {}).get("finalizers") or [] if f != "kubernetes"]
+            self.api.finalize_namespace(name, {"spec": {"finalizers": kept}}, WriteOptions(field_manager=KUBE_CONTROLLER_MANAGER))

@@ -26,9 +26,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-
-from pinery.schema.errors import FieldError
-
 from pinery.local.apiserver import admission, builtins, errors, yaml_body
 from pinery.local.apiserver.apply import apply_config, default_manager, track_update
 from pinery.local.apiserver.conversion import present, to_storage
@@ -48,6 +45,7 @@ from pinery.local.apiserver.resources import ResourceType, TypeRegistry
 from pinery.local.apiserver.selectors import FieldSelector, LabelSelector
 from pinery.local.apiserver.store import Store
 from pinery.local.apiserver.strategic import strategic_merge
+from pinery.schema.errors import FieldError
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 NAMESPACE_KEY = ("", "namespaces")
@@ -189,7 +187,7 @@ class Api:
             return
         crd = self.store.get(CRD_KEY, "", rtype.crd_name)
         if crd is not None and is_deleting(crd):
-            raise errors.method_not_allowed(f"create not allowed while custom resource definition is terminating")
+            raise errors.method_not_allowed("create not allowed while custom resource definition is terminating")
 
     @staticmethod
     def _typed(rtype: ResourceType, body: dict[str, Any]) -> dict[str, Any]:
@@ -246,7 +244,7 @@ class Api:
             except ValueError:
                 raise errors.bad_request(f'resourceVersion: Invalid value: "{resource_version}": must be an integer') from None
             if resource_version_match == "Exact" and wanted != current:
-                raise errors.gone(f"The resourceVersion for the provided list is too old.")
+                raise errors.gone("The resourceVersion for the provided list is too old.")
             if wanted > current:
                 raise errors.timeout(f"Too large resource version: {wanted}, current: {current}")
         list_rv = current
@@ -499,7 +497,10 @@ class Api:
                     shown = ", ".join(f'"{f}"' for f in added)
                     raise errors.invalid(
                         rtype, om["name"],
-                        [FieldError("metadata.finalizers", f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{shown}}}")],
+                        [FieldError(
+                            "metadata.finalizers",
+                            f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{shown}}}",
+                        )],
                     )
         new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
         primary = self.primary(rtype)
@@ -535,7 +536,12 @@ class Api:
         if options.uid and options.uid != om.get("uid"):
             raise errors.conflict(rtype, name, f"Precondition failed: UID in precondition: {options.uid}, UID in object meta: {om.get('uid')}")
         if options.resource_version and options.resource_version != om.get("resourceVersion"):
-            raise errors.conflict(rtype, name, f"Precondition failed: ResourceVersion in precondition: {options.resource_version}, ResourceVersion in object meta: {om.get('resourceVersion')}")
+            raise errors.conflict(
+                rtype,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {options.resource_version}, "
+                f"ResourceVersion in object meta: {om.get('resourceVersion')}",
+            )
         if rtype.storage_key == NAMESPACE_KEY:
             return present(rtype, self._delete_namespace(old, options))
         new = copy.deepcopy(old)

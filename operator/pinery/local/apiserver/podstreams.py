@@ -20,7 +20,10 @@ from pinery.local.apiserver.store import Store
 SUBRESOURCES = ("exec", "attach", "portforward")
 
 _INSTEAD = {
-    "exec": 'run the command on this machine instead (a container\'s processes carry PINERY_LOCAL_CONTAINER=<pod uid>/<container> in their environment), or read its output with "kubectl logs {pod} -c {container}"',
+    "exec": (
+        "run the command on this machine instead (a container's processes carry PINERY_LOCAL_CONTAINER=<pod uid>/<container> in their environment), "
+        'or read its output with "kubectl logs {pod} -c {container}"'
+    ),
     "attach": 'read its output with "kubectl logs -f {pod} -c {container}" instead',
     "portforward": "connect to the pod's own address and port instead (status.podIP, reachable from this machine)",
 }

@@ -41,7 +41,10 @@ CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
         {"nonResourceURLs": ["*"], "verbs": ["*"]},
     ],
     "system:discovery": [
-        {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"], "verbs": ["get"]},
+        {
+            "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"],
+            "verbs": ["get"],
+        },
     ],
     "system:basic-user": [
         {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},

@@ -35,7 +35,9 @@ def rule_problems(rules: list[Any], namespaced: bool) -> list[FieldError]:
             if namespaced:
                 out.append(FieldError(f"{where}.nonResourceURLs", f"Invalid value: {_go_strings(urls)}: namespaced rules cannot apply to non-resource URLs"))
             if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
-                out.append(FieldError(f"{where}.nonResourceURLs", f"Invalid value: {_go_strings(urls)}: rules cannot apply to both regular resources and non-resource URLs"))
+                out.append(FieldError(
+                    f"{where}.nonResourceURLs", f"Invalid value: {_go_strings(urls)}: rules cannot apply to both regular resources and non-resource URLs"
+                ))
             continue
         if not rule.get("apiGroups"):
             out.append(FieldError(f"{where}.apiGroups", "Required value: resource rules must supply at least one api group"))
@@ -78,7 +80,9 @@ def validate(kind: str, obj: dict[str, Any]) -> list[FieldError]:
     if kind in ("Role", "ClusterRole"):
         if kind == "ClusterRole" and obj.get("aggregationRule") is not None:
             if not (obj.get("aggregationRule") or {}).get("clusterRoleSelectors"):
-                return [FieldError("aggregationRule.clusterRoleSelectors", "Required value: at least one clusterRoleSelector required if aggregationRule is non-nil")]
+                return [FieldError(
+                    "aggregationRule.clusterRoleSelectors", "Required value: at least one clusterRoleSelector required if aggregationRule is non-nil"
+                )]
             return []
         return rule_problems(obj.get("rules") or [], namespaced=kind == "Role")
     if kind in ("RoleBinding", "ClusterRoleBinding"):

@@ -13,22 +13,18 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
 from aiohttp import web
 
-from pinery.schema.errors import FieldError
-
-from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, protobuf, scale, table
+from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, podstreams, protobuf, scale, table, yaml_body
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
-from pinery.local.apiserver import podstreams
 from pinery.local.apiserver.operations import Api, DeleteOptions, WriteOptions
 from pinery.local.apiserver.patch import PATCH_TYPES
-from pinery.local.apiserver import yaml_body
 from pinery.local.apiserver.resources import ResourceType, TypeRegistry
 from pinery.local.apiserver.selectors import parse_field_selector, parse_label_selector
 from pinery.local.apiserver.watch_stream import WatchSettings, serve_watch
+from pinery.schema.errors import FieldError
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
@@ -214,7 +210,7 @@ class Routes:
     async def _resource(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
         if not rest:
             if request.method != "GET":
-                raise errors.method_not_allowed(f"the server does not allow this method on the requested resource")
+                raise errors.method_not_allowed("the server does not allow this method on the requested resource")
             listing = discovery.api_resource_list(self.registry, group, version)
             if listing is None:
                 raise errors.path_not_found()

@@ -56,7 +56,12 @@ def scaled(rtype, obj: dict[str, Any], scale: Any) -> dict[str, Any]:
         raise errors.stale(rtype, obj["metadata"]["name"])
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        raise errors.ApiError(422, "Invalid", f'Scale.autoscaling "{obj["metadata"]["name"]}" is invalid: spec.replicas: Invalid value: {json.dumps(replicas)}: must be greater than or equal to 0')
+        raise errors.ApiError(
+            422,
+            "Invalid",
+            f'Scale.autoscaling "{obj["metadata"]["name"]}" is invalid: '
+            f"spec.replicas: Invalid value: {json.dumps(replicas)}: must be greater than or equal to 0",
+        )
     new = copy.deepcopy(obj)
     new["spec"]["replicas"] = replicas
     new["metadata"].pop("resourceVersion", None)

@@ -23,7 +23,10 @@ def label_key_problem(key: str) -> str | None:
     """Why `key` is not a valid label key (as the API server words it), or None."""
     prefix, _, name = key.rpartition("/")
     if "/" in key and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
-        return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+        return (
+            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+            "and must start and end with an alphanumeric character"
+        )
     if not name:
         return "name part must be non-empty"
     if len(name) > 63:
@@ -143,7 +146,7 @@ def parse_label_selector(text: str | None) -> LabelSelector:
             elif op in (">", "<"):
                 value = word(i + 1)
                 if not re.fullmatch(r"-?\d+", value):
-                    raise fail(f"for 'Gt', 'Lt' operators, the value must be an integer")
+                    raise fail("for 'Gt', 'Lt' operators, the value must be an integer")
                 reqs.append(Requirement(key, op, (value,)))
                 i += 2
             elif op in ("in", "notin"):

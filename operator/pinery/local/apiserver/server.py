@@ -35,8 +35,8 @@ from pinery.local.apiserver.access import ADMIN, ANONYMOUS_USER, USER_KEY, Acces
 from pinery.local.apiserver.controllers import Controllers
 from pinery.local.apiserver.counters import RequestCounter
 from pinery.local.apiserver.operations import CRD_KEY, KUBE_APISERVER, NAMESPACE_KEY, Api, WriteOptions
-from pinery.local.apiserver.pki import Pki, ensure_pki
 from pinery.local.apiserver.persistence import Persistence, load, snapshot_path
+from pinery.local.apiserver.pki import Pki, ensure_pki
 from pinery.local.apiserver.resources import TypeRegistry, types_from_crd
 from pinery.local.apiserver.routes import Routes, json_response
 from pinery.local.apiserver.serviceaccount_tokens import TokenSigner

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from pinery.schema.field import go_float
-
 from pinery.local.apiserver.resources import ResourceType
+from pinery.schema.field import go_float
 
 INCLUDE_OBJECT = ("None", "Metadata", "Object")
 
@@ -103,7 +102,7 @@ def _custom_printer(rtype: ResourceType) -> tuple[list[Column], Callable[[dict[s
 
     def cells(obj: dict[str, Any], now: datetime) -> Row:
         row: Row = [_meta(obj, "name")]
-        for spec, path in zip(specs, paths):
+        for spec, path in zip(specs, paths, strict=True):
             found = _evaluate(path, obj) if path is not None else []
             row.append(None if not found else _cell(spec.get("type", "string"), found[0], now))
         return row
