@@ -103,12 +103,12 @@ chaos: $(STAMP)  ## operator chaos, full form: one run per seed in CHAOS_SEEDS, 
 	@busy=""; for i in $$(seq 1 $(CHAOS_BUSY_CORES)); do $(BIN)/python -c 'while True: pass' & busy="$$busy $$!"; done; \
 	trap 'kill $$busy 2>/dev/null' EXIT; status=0; for seed in $(CHAOS_SEEDS); do \
 	  rm -f $(RELIABILITY_RESULTS)/chaos-full-seed$$seed$(if $(CHAOS_LABEL),-$(CHAOS_LABEL)).json; \
-	  $(RELIABILITY_PYTEST) --reliability-seed=$$seed --reliability-label=$(CHAOS_LABEL) tests/e2e/test_reliability_chaos.py::test_operator_chaos || status=1; \
+	  $(RELIABILITY_PYTEST) --reliability-seed=$$seed --reliability-label=$(CHAOS_LABEL) tests/reliability/test_chaos.py::test_operator_chaos || status=1; \
 	done; $(BIN)/python -m tests.reliability.summary $(RELIABILITY_RESULTS) || status=1; exit $$status
 
 faults: $(STAMP)  ## Pinecone faults and training faults (a rank SIGKILLed mid-run), full forms
 	@mkdir -p $(RELIABILITY_RESULTS)
-	@status=0; $(RELIABILITY_PYTEST) tests/e2e/test_reliability_pinecone_faults.py tests/e2e/test_reliability_training_faults.py || status=1; \
+	@status=0; $(RELIABILITY_PYTEST) tests/reliability/test_pinecone_faults.py tests/reliability/test_training_faults.py || status=1; \
 	$(BIN)/python -m tests.reliability.summary $(RELIABILITY_RESULTS) || status=1; exit $$status
 
 clean:  ## remove the virtualenv and caches

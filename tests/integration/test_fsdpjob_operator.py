@@ -14,7 +14,6 @@ import yaml
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, pod_name
 from tests.conftest import REPO_ROOT
 from tests.support import fsdpjob as h
-from tests.support.fsdpjob import kubelet, ns, plane  # noqa: F401 (fixtures)
 from tests.support.waiting import wait_for
 
 

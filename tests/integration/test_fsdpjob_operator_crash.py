@@ -13,7 +13,6 @@ from typing import Iterator
 import pytest
 
 from tests.support import fsdpjob as h
-from tests.support.fsdpjob import kubelet, ns, plane  # noqa: F401 (fixtures)
 from tests.support.waiting import wait_for
 
 
