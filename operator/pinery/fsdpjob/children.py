@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import yaml
 
@@ -60,8 +61,8 @@ WAIT_RESOURCES = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memo
 MAX_ACCEPTED_SPEC = 128 * 1024
 
 
-def _metadata(job: JobRef, name: str, labels: dict, annotations: dict | None = None) -> dict:
-    meta = {
+def _metadata(job: JobRef, name: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {
         "name": name,
         "namespace": job.namespace,
         "labels": labels,
@@ -72,13 +73,13 @@ def _metadata(job: JobRef, name: str, labels: dict, annotations: dict | None = N
     return meta
 
 
-def accepted_spec(spec: FSDPJobSpec) -> dict:
+def accepted_spec(spec: FSDPJobSpec) -> dict[str, Any]:
     """The immutable part of a spec, in API form: what the children are built from."""
     mutable = set(mutable_fields(FSDPJobSpec))
     return {k: v for k, v in spec.to_api().items() if k not in mutable}
 
 
-def build_service(job: JobRef, spec: FSDPJobSpec) -> dict:
+def build_service(job: JobRef, spec: FSDPJobSpec) -> dict[str, Any]:
     """Headless Service giving every pod a stable DNS name, published before pods are ready
     (ranks must find rank 0 while it is still starting)."""
     record = json.dumps(accepted_spec(spec), sort_keys=True, separators=(",", ":"))
@@ -99,10 +100,11 @@ def build_service(job: JobRef, spec: FSDPJobSpec) -> dict:
 def trainer_config_yaml(spec: FSDPJobSpec) -> str:
     config = spec.trainer or TrainerConfig()
     data = config.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return yaml.safe_dump(data, sort_keys=False)
+    text: str = yaml.safe_dump(data, sort_keys=False)  # a str when no stream is given
+    return text
 
 
-def build_config_map(job: JobRef, spec: FSDPJobSpec) -> dict | None:
+def build_config_map(job: JobRef, spec: FSDPJobSpec) -> dict[str, Any] | None:
     """The built-in trainer's configuration; None when the job runs its own command."""
     if spec.command is not None:
         return None
@@ -114,10 +116,10 @@ def build_config_map(job: JobRef, spec: FSDPJobSpec) -> dict | None:
     }
 
 
-def _volumes(job: JobRef, spec: FSDPJobSpec, template: PodTemplate) -> tuple[list[dict], list[dict]]:
+def _volumes(job: JobRef, spec: FSDPJobSpec, template: PodTemplate) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(pod volumes, training container mounts): pinery's first, then the user's."""
-    volumes: list[dict] = []
-    mounts: list[dict] = []
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
     if spec.shm_size is not None:
         volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": str(spec.shm_size)}})
         mounts.append({"name": SHM_VOLUME, "mountPath": SHM_PATH})
@@ -132,8 +134,16 @@ def _volumes(job: JobRef, spec: FSDPJobSpec, template: PodTemplate) -> tuple[lis
     return volumes, mounts
 
 
-def _trainer_container(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings, mounts: list[dict], template: PodTemplate) -> dict:
-    container: dict = {
+def _trainer_container(
+    job: JobRef,
+    spec: FSDPJobSpec,
+    rank: int,
+    attempt: int,
+    settings: OperatorSettings,
+    mounts: list[dict[str, Any]],
+    template: PodTemplate,
+) -> dict[str, Any]:
+    container: dict[str, Any] = {
         "name": TRAINER_CONTAINER,
         "image": spec.image or settings.trainer_image,
     }
@@ -155,7 +165,7 @@ def _trainer_container(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, 
     return container
 
 
-def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) -> dict:
+def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) -> dict[str, Any]:
     target = f"{master_addr(job.name, job.namespace, settings.cluster_domain)}:{spec.master_port}"
     return {
         "name": WAIT_CONTAINER,
@@ -166,12 +176,12 @@ def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) 
     }
 
 
-def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings) -> dict:
+def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings) -> dict[str, Any]:
     """The pod of node `rank` in restart attempt `attempt`."""
     template = spec.pod_template or PodTemplate()
     labels = {**(template.labels or {}), **pod_labels(job.name, rank, attempt)}
     volumes, mounts = _volumes(job, spec, template)
-    pod_spec: dict = {
+    pod_spec: dict[str, Any] = {
         "hostname": pod_name(job.name, rank),
         "subdomain": service_name(job.name),
         # pinery restarts the whole gang; a kubelet restart of one rank would never rejoin it.
@@ -216,7 +226,7 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
     return copy.deepcopy(pod)  # no dict shared with the spec, the defaults or another pod
 
 
-def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, attempt: int = 0) -> list[dict]:
+def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, attempt: int = 0) -> list[dict[str, Any]]:
     """Everything the operator creates for a new job, in creation order."""
     config_map = build_config_map(job, spec)
     pods = [build_pod(job, spec, rank, attempt, settings) for rank in range(spec.num_nodes)]

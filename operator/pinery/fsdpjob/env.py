@@ -10,6 +10,8 @@ per node, static rendezvous).
 
 from __future__ import annotations
 
+from typing import Any
+
 from pinery.api.fsdpjob import FSDPJobSpec
 from pinery.fsdpjob.naming import JobRef, master_addr
 from pinery.fsdpjob.nproc import nproc_per_node
@@ -76,7 +78,7 @@ def rendezvous_env(
 
 def container_env(
     job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """pinery's variables first, then the user's (which may refer to pinery's as `$(NAME)`)."""
     user = [var.to_api() for var in spec.env or []]
     return rendezvous_env(job, spec, rank, attempt, settings) + user

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pinery.api.base import GROUP
 
 KIND = "FSDPJob"
@@ -63,7 +65,7 @@ class JobRef:
         self.name, self.namespace, self.uid = name, namespace, uid
 
     @classmethod
-    def of(cls, job: dict) -> "JobRef":
+    def of(cls, job: dict[str, Any]) -> "JobRef":
         meta = job.get("metadata") or {}
         return cls(meta["name"], meta.get("namespace") or "default", meta.get("uid") or "")
 

@@ -13,7 +13,7 @@ from pinery.api.fsdpjob import FSDPJobSpec
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_BINARY = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "Pi": 1024**5, "Ei": 1024**6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
 
@@ -27,7 +27,7 @@ def quantity_value(quantity: int | str) -> Decimal:
         raise ValueError(f"{quantity!r} is not a Kubernetes quantity")
     number, suffix = Decimal(match.group(1)), match.group(2) or ""
     if suffix in _BINARY:
-        return number * (1024 ** _BINARY[suffix])
+        return number * _BINARY[suffix]
     if suffix in _DECIMAL:
         return number.scaleb(_DECIMAL[suffix])
     return number.scaleb(int(suffix[1:]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Optional
+from typing import Any, Optional
 
 from pinery.api.conditions import parse_time
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_RANK, TRAINER_CONTAINER, WAIT_CONTAINER
@@ -83,40 +83,43 @@ class PodView:
         return self.failed or self.succeeded
 
 
-def _container_status(statuses: list, name: str) -> dict:
+def _container_status(statuses: Optional[list[dict[str, Any]]], name: str) -> dict[str, Any]:
     for status in statuses or []:
         if status.get("name") == name:
             return status
     return {}
 
 
-def _condition(pod_status: dict, type_: str) -> dict:
-    for cond in pod_status.get("conditions") or []:
+def _condition(pod_status: dict[str, Any], type_: str) -> dict[str, Any]:
+    conditions: list[dict[str, Any]] = pod_status.get("conditions") or []
+    for cond in conditions:
         if cond.get("type") == type_:
             return cond
     return {}
 
 
-def _int_label(labels: dict, key: str) -> Optional[int]:
+def _int_label(labels: dict[str, Any], key: str) -> Optional[int]:
     try:
         return int(labels[key])
     except (KeyError, TypeError, ValueError):
         return None
 
 
-def _controller_uid(meta: dict) -> Optional[str]:
-    for ref in meta.get("ownerReferences") or []:
+def _controller_uid(meta: dict[str, Any]) -> Optional[str]:
+    refs: list[dict[str, Any]] = meta.get("ownerReferences") or []
+    for ref in refs:
         if ref.get("controller"):
-            return ref.get("uid")
+            uid: Optional[str] = ref.get("uid")
+            return uid
     return None
 
 
-def _has_wait(pod: dict) -> bool:
+def _has_wait(pod: dict[str, Any]) -> bool:
     """Pods of nodes other than rank 0 wait for rank 0 in an init container (children.py)."""
     return any(c.get("name") == WAIT_CONTAINER for c in (pod.get("spec") or {}).get("initContainers") or [])
 
 
-def view_pod(pod: dict) -> PodView:
+def view_pod(pod: dict[str, Any]) -> PodView:
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
     labels = meta.get("labels") or {}

@@ -17,7 +17,8 @@ from typing import Any, Iterable, Optional
 
 from pinery.api.conditions import now_rfc3339, parse_time
 
-def _json_object(line: str) -> tuple[Optional[dict], Optional[datetime]]:
+
+def _json_object(line: str) -> tuple[Optional[dict[str, Any]], Optional[datetime]]:
     """The JSON object on a log line and the line's timestamp prefix, if any."""
     start = line.find("{")
     if start < 0:
@@ -47,20 +48,22 @@ def _int(value: Any) -> Optional[int]:
 def _float(value: Any, minimum: Optional[float] = None) -> Optional[float]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    value = float(value)
-    if not math.isfinite(value) or (minimum is not None and value < minimum):
+    number = float(value)
+    if not math.isfinite(number) or (minimum is not None and number < minimum):
         return None  # NaN and infinities have no JSON form in the status
-    return value
+    return number
 
 
-def progress_from_logs(text: str | Iterable[str], now: datetime, previous: Optional[dict] = None) -> Optional[dict]:
+def progress_from_logs(
+    text: str | Iterable[str], now: datetime, previous: Optional[dict[str, Any]] = None
+) -> Optional[dict[str, Any]]:
     """The new status.progress after reading this log text, or None when it says nothing new.
 
     `updatedAt` is the time of the newest progress line (its timestamp prefix, else `now`), so a
     trainer that stopped reporting shows an old `updatedAt` rather than a fresh one.
     """
     lines = text.splitlines() if isinstance(text, str) else list(text)
-    progress: Optional[dict] = None
+    progress: Optional[dict[str, Any]] = None
     checkpoint: Optional[tuple[int, str]] = None
     for line in lines:
         obj, stamp = _json_object(line)

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 import kopf
 
@@ -42,7 +43,7 @@ class Wakeups:
 
     def __init__(self) -> None:
         self._loops: dict[tuple[str, str], ObjectLoop] = {}
-        self._own: dict[tuple[str, str], dict[str, str]] = {}  # pod name -> resourceVersion it was created with
+        self._own: dict[tuple[str, str], dict[str, str | None]] = {}  # pod name -> resourceVersion it was created with
 
     def loop(self, namespace: str, name: str) -> ObjectLoop:
         return self._loops.setdefault((namespace, name), ObjectLoop())
@@ -66,9 +67,10 @@ class Wakeups:
         if loop is not None:
             loop.event_showed(generation)
 
-    def created(self, namespace: str, job: str, pod: dict) -> None:
-        meta = pod.get("metadata") or {}
-        self._own.setdefault((namespace, job), {})[meta.get("name")] = meta.get("resourceVersion")
+    def created(self, namespace: str, job: str, pod: dict[str, Any]) -> None:
+        """`pod` as the API server answered its creation: it has a name."""
+        meta = pod["metadata"]
+        self._own.setdefault((namespace, job), {})[meta["name"]] = meta.get("resourceVersion")
 
     def pod_changed(self, namespace: str, job: str, pod: str, resource_version: str | None) -> None:
         if self._own.get((namespace, job), {}).get(pod) != resource_version:
@@ -175,15 +177,20 @@ class JobLoop:
             # What the next pass would read, from the answers to this one's writes.
             job = applied.job or job
             pods = _replaced(pods, applied.created.get("Pod", []))
-            service = (applied.created.get("Service") or [service])[-1]
-            config_map = (applied.created.get("ConfigMap") or [config_map])[-1]
+            service = _newest(applied.created.get("Service"), service)
+            config_map = _newest(applied.created.get("ConfigMap"), config_map)
         else:
             return 0.0  # still changing: look again with fresh reads
         await update_progress(read, result, self.services)
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
 
 
-def _replaced(objects: list[dict], new: list[dict]) -> list[dict]:
+def _newest(created: list[dict[str, Any]] | None, read: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The last of the objects created, else the one read."""
+    return created[-1] if created else read
+
+
+def _replaced(objects: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`objects` with those of the same names as `new` replaced by them, and the rest added."""
     names = {o["metadata"]["name"] for o in new}
     return [o for o in objects if o["metadata"]["name"] not in names] + new

@@ -181,7 +181,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     try:
         spec = VectorIndexSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        invalid = ("False", "InvalidSpec", _first_error(exc))
+        invalid: Cond = ("False", "InvalidSpec", _first_error(exc))
         await _report(obj, services, invalid, invalid)
         services.metrics.reconciled(KIND, "invalid")
         return until_sweep()
@@ -197,7 +197,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     api_key = await _api_key(spec, namespace, services)
     if api_key is None:
         ns, secret, key = _secret_ref(spec, namespace, settings)
-        missing = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
+        missing: Cond = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
         await _report(obj, services, missing, missing)
         services.metrics.reconciled(KIND, "error")
         return Next(memory.failed(lambda n: timing.secret_retry(n - 1)))
@@ -218,7 +218,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         memory.failures += 1
         if exc.failure.retry_after:
             memory.hold_for(exc.failure.retry_after)
-        cond = ("False", verdict.reason, verdict.message)
+        cond: Cond = ("False", verdict.reason, verdict.message)
         answered = exc.failure.operation == "create_index" and not outcome_unknown(exc.failure)
         await _report(obj, services, cond if verdict.terminal else _ready_as_before(old, cond), cond,
                       cleared=(CREATE_SENT_AT,) if answered else ())
