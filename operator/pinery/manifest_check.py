@@ -59,7 +59,8 @@ class Document:
 
 def split_documents(text: str) -> Iterator[tuple[int, str]]:
     """(first line number, text) of each YAML document; `---` at column 0 always separates."""
-    start, lines = 1, []
+    start = 1
+    lines: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         match = _DOC_SEPARATOR.match(line)
         if match:
@@ -142,8 +143,9 @@ def _validate_items(obj: Any, label: str) -> Iterator[tuple[str, str, list[Probl
 def _identify(obj: Any, label: str) -> tuple[str, str]:
     if not isinstance(obj, dict):
         return UNKNOWN_KIND, label
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) and obj.get("kind") else UNKNOWN_KIND
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    raw_kind, raw_meta = obj.get("kind"), obj.get("metadata")
+    kind = raw_kind if isinstance(raw_kind, str) and raw_kind else UNKNOWN_KIND
+    meta = raw_meta if isinstance(raw_meta, dict) else {}
     name = meta.get("name") or meta.get("generateName") or label
     return kind, str(name)
 
@@ -156,9 +158,11 @@ def validate_object(obj: Any) -> list[FieldError]:
         # Any CRD (pinery's, or one beside it in a GitOps folder) with kube-apiserver's own rules.
         return validate_crd(obj)
     problems = _type_problems(obj)
-    if problems:
+    # Without problems, the kind is a pinery kind.
+    res = None if problems else resource_for_kind(obj["kind"])
+    if res is None:
         return problems
-    return _metadata_problems(obj) + _resource_problems(resource_for_kind(obj["kind"]), obj)
+    return _metadata_problems(obj) + _resource_problems(res, obj)
 
 
 def _type_problems(obj: dict) -> list[FieldError]:

@@ -140,6 +140,7 @@ def _configure_pod(rec: IndexRecord, change: dict[str, Any]) -> str | None:
     pod_type = change.get("pod_type", pod["pod_type"])
     if pod_type != pod["pod_type"]:
         old, new = transitions.pod_size(pod["pod_type"]), transitions.pod_size(pod_type)
+        assert old is not None and new is not None  # both pod types passed check_pod_type
         if old[0] != new[0]:
             raise bad_request(f"Cannot change the pod type family of index {rec.name} from {pod['pod_type']} "
                               f"to {pod_type}; only the size (x1, x2, x4, x8) can change.")

@@ -302,7 +302,8 @@ async def fetch_by_metadata(request: web.Request) -> web.Response:
     ns = data.namespace(namespace)
     matching = [ns.ids[r] for r in ns.matching_rows(predicate).tolist()] if ns else []
     page, extra = _page(matching, limit, _token(body.get("paginationToken")))
-    vectors = {rid: _out(ns.get(rid), True, True) for rid in page}
+    found = [ns.get(rid) for rid in page] if ns else []
+    vectors = {r.id: _out(r, True, True) for r in found if r is not None}
     return _json({"vectors": vectors, "namespace": namespace, "usage": {"readUnits": 1}, **extra})
 
 

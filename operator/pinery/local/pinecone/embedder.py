@@ -47,12 +47,16 @@ import os
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +146,7 @@ class HashingEmbedder(Embedder):
 
     @staticmethod
     def features(text: str) -> dict[str, float]:
-        counts: Counter[str] = Counter()
+        counts: defaultdict[str, float] = defaultdict(float)
         tokens = words(text)
         for word in tokens:
             counts["w:" + word] += COMMON_WEIGHT if word in COMMON else 1.0
@@ -238,7 +242,7 @@ class MiniLMEmbedder(Embedder):
     def __init__(self) -> None:
         self._lock = threading.Lock()  # one load, and one batch at a time (the cores are few)
         self._model: _Bert | None = None
-        self._tokenizer = None
+        self._tokenizer: Tokenizer | None = None
 
     @staticmethod
     def available() -> bool:
@@ -275,19 +279,23 @@ class MiniLMEmbedder(Embedder):
 
     def tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ids, type_ids, attention_mask) of one batch, int64 (len(texts), longest)."""
+        assert self._tokenizer is not None, "the model is loaded by encode()"
         encodings = self._tokenizer.encode_batch(list(texts))
-        return tuple(np.array([getattr(e, field) for e in encodings], dtype=np.int64)
-                     for field in ("ids", "type_ids", "attention_mask"))
+        ids, type_ids, mask = (np.array([getattr(e, field) for e in encodings], dtype=np.int64)
+                               for field in ("ids", "type_ids", "attention_mask"))
+        return ids, type_ids, mask
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Native 384-dimensional unit vectors."""
         with self._lock:
             if self._model is None:
                 self._load()
+            model = self._model
+            assert model is not None  # set by _load
             chunks = []
             for start in range(0, len(texts), self.BATCH):
                 ids, type_ids, mask = self.tokenize(texts[start:start + self.BATCH])
-                hidden = self._model(ids, type_ids, mask)
+                hidden = model(ids, type_ids, mask)
                 weights = mask[:, :, None].astype(np.float32)
                 chunks.append((hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9))
         return _normalise(np.concatenate(chunks) if chunks else np.zeros((0, self.native_dimension), np.float32))

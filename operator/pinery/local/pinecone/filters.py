@@ -103,6 +103,10 @@ def _all(predicates: list[Predicate]) -> Predicate:
     return lambda m: all(p(m) for p in predicates)
 
 
+def _any(predicates: list[Predicate]) -> Predicate:
+    return lambda m: any(p(m) for p in predicates)
+
+
 def compile_filter(spec: Any) -> Predicate:
     """A predicate over a record's metadata; raises FilterError for an invalid filter."""
     if not isinstance(spec, dict):
@@ -113,7 +117,7 @@ def compile_filter(spec: Any) -> Predicate:
             if not isinstance(value, list) or not value:
                 raise FilterError(f"{key} expects a non-empty array of filters, got {_show(value)}")
             parts = [compile_filter(part) for part in value]
-            predicates.append(_all(parts) if key == "$and" else (lambda m, ps=parts: any(p(m) for p in ps)))
+            predicates.append(_all(parts) if key == "$and" else _any(parts))
         elif key.startswith("$"):
             raise FilterError(f"unknown top-level operator '{key}' (supported: $and, $or)")
         elif isinstance(value, dict):

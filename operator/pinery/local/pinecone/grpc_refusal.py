@@ -22,6 +22,7 @@ import logging
 import struct
 import time
 from collections.abc import Callable
+from typing import cast
 
 from aiohttp import web
 
@@ -187,7 +188,7 @@ class Sniffer(asyncio.Protocol):
         self.first = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)  # a TCP connection's transport
         self.connections.add(self.transport)
 
     def data_received(self, data: bytes) -> None:
@@ -195,22 +196,26 @@ class Sniffer(asyncio.Protocol):
         kind = classify(self.first)
         if kind is None:
             return
-        peer = _peer(self.transport)
+        transport = self.transport
+        assert transport is not None  # set by connection_made, before any data
+        peer = _peer(transport)
         if kind == "http":
             self._hand_over(self.http_factory())
         elif kind == "h2":
-            self.transport.set_protocol(GrpcRefusal(self.transport, self.first, peer, self.connections))
+            transport.set_protocol(GrpcRefusal(transport, self.first, peer, self.connections))
         else:
             _warn("tls", peer, "TLS connection from %s closed: local mode's Pinecone emulator speaks plain HTTP, "
                   "without TLS. A gRPC client shows a TLS or connection error (SDK 9.x: 'tls handshake eof'); %s, "
                   "or pass secure=False to reach it in plaintext and get this advice as its error. A REST client "
                   "needs the http:// host the control plane reports.", ADVICE)
-            self.transport.close()
+            transport.close()
 
     def _hand_over(self, protocol: asyncio.Protocol) -> None:
-        self.connections.discard(self.transport)
-        self.transport.set_protocol(protocol)
-        protocol.connection_made(self.transport)
+        transport = self.transport
+        assert transport is not None  # set by connection_made, before any data
+        self.connections.discard(transport)
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
         protocol.data_received(self.first)
 
     def eof_received(self) -> bool | None:

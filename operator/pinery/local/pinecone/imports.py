@@ -165,7 +165,9 @@ def read_file(path: Path, rec: IndexRecord) -> Iterator[Chunk]:
     label = f"{path.parent.name}/{path.name}"
     rows_of = _rows_parquet if path.suffix == ".parquet" else _rows_jsonl
     for rows, fraction in rows_of(path):
-        records, errors, good_before_error = [], [], None
+        records: list[Record] = []
+        errors: list[str] = []
+        good_before_error: int | None = None
         for number, raw in rows:
             if errors and good_before_error is None:
                 good_before_error = len(records)

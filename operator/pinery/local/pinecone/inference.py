@@ -284,6 +284,11 @@ class Embeddings:
     sparse: list[tuple[list[int], list[float], list[str]]] | None
     tokens: int
 
+    def dense_vectors(self) -> np.ndarray:
+        """The dense vectors (embeddings of a dense model, which has them)."""
+        assert self.dense is not None, "a sparse model's embeddings have no dense vectors"
+        return self.dense
+
 
 def _prepare(model: Model, texts: list[str], params: dict[str, Any], what: str) -> tuple[list[str], int]:
     limit = model.max_sequence_length
@@ -301,8 +306,9 @@ def _prepare(model: Model, texts: list[str], params: dict[str, Any], what: str) 
 def _compute(model: Model, texts: list[str], params: dict[str, Any], tokens: int) -> Embeddings:
     if model.vector_type == "sparse":
         return Embeddings(None, [embedding.sparse_embed(t) for t in texts], tokens)
-    dimension = int(params.get("dimension") or model.default_dimension)
-    vectors = embedding.select().embed(texts, dimension, params.get("input_type") or "passage")
+    dimension = params.get("dimension") or model.default_dimension
+    assert dimension is not None  # every dense model has a default dimension
+    vectors = embedding.select().embed(texts, int(dimension), params.get("input_type") or "passage")
     return Embeddings(vectors, None, tokens)
 
 
@@ -382,8 +388,8 @@ async def embed(request: web.Request) -> web.Response:
         raise bad_request("inputs must contain at least one input.")
     _check_batch(model, len(inputs), "inputs")
     texts = []
-    for i, item in enumerate(inputs):
-        text = item.get("text") if isinstance(item, dict) else None
+    for i, entry in enumerate(inputs):
+        text = entry.get("text") if isinstance(entry, dict) else None
         if not isinstance(text, str):
             raise bad_request(f"Input {i} must be an object with a 'text' string.")
         texts.append(text)
@@ -397,7 +403,7 @@ async def embed(request: web.Request) -> web.Response:
                 item["sparse_tokens"] = tokens
             data.append(item)
     else:
-        data = [{"values": row, "vector_type": "dense"} for row in result.dense.tolist()]
+        data = [{"values": row, "vector_type": "dense"} for row in result.dense_vectors().tolist()]
     return web.json_response({"model": model.name, "vector_type": model.vector_type, "data": data,
                               "usage": {"total_tokens": result.tokens}})
 

@@ -71,7 +71,8 @@ def write_index_data(path: Path, data: IndexData) -> None:
         namespaces.append({"name": name, "ids": ns.ids, "has_dense": ns.has_dense, "metadata": ns.metadata})
     header = json.dumps({"dimension": data.dimension, "namespaces": namespaces}).encode()
     arrays["header"] = np.frombuffer(header, dtype=np.uint8)
-    _atomic_write(path, lambda handle: np.savez(handle, **arrays))
+    # mypy matches **arrays against newer numpy's `allow_pickle: bool`; not passed by name, as numpy 1.26 has no such parameter.
+    _atomic_write(path, lambda handle: np.savez(handle, **arrays))  # type: ignore[arg-type]
 
 
 def read_index_data(path: Path) -> IndexData:

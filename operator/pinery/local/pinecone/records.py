@@ -119,9 +119,9 @@ async def upsert_records(request: web.Request) -> web.Response:
     rec, data = vectors_api._target(request)  # again: the index may have changed while embedding
     if result.sparse is not None:
         rows = [Record(i, None, (np.asarray(s[0], dtype=np.int64), np.asarray(s[1], dtype=np.float32)), m)
-                for i, s, m in zip(ids, result.sparse, metadata)]
+                for i, s, m in zip(ids, result.sparse, metadata, strict=True)]
     else:
-        rows = [Record(i, v, None, m) for i, v, m in zip(ids, result.dense.tolist(), metadata)]
+        rows = [Record(i, v, None, m) for i, v, m in zip(ids, result.dense_vectors().tolist(), metadata, strict=True)]
     data.namespace(vectors_api._ns_name(request.match_info["namespace"]), create=True).upsert(rows)
     context.store(request).mark(rec.id)
     return web.Response(status=201)
@@ -220,7 +220,7 @@ async def search_records(request: web.Request) -> web.Response:
             indices, values, _ = embedded.sparse[0]
             sparse = (np.asarray(indices, dtype=np.int64), np.asarray(values, dtype=np.float32))
         else:
-            dense = embedded.dense[0].tolist()
+            dense = embedded.dense_vectors()[0].tolist()
     elif sources == ["vector"]:
         vector = query["vector"]
         if isinstance(vector, list):
@@ -243,7 +243,7 @@ async def search_records(request: web.Request) -> web.Response:
                           "sparse_values, inputs or id).")
     query_vec = None if dense is None else np.asarray(dense, dtype=np.float32)
     best = ns.top(rec.metric, query_vec, sparse, top_k, predicate)
-    hits = [{"_id": ns.ids[row], "_score": score, "fields": dict(ns.metadata[row] or {})} for row, score in best]
+    hits: list[dict[str, Any]] = [{"_id": ns.ids[row], "_score": score, "fields": dict(ns.metadata[row] or {})} for row, score in best]
     if rerank is not None and hits:
         model, rank_fields, top_n, rerank_query, params = rerank
         rerank_query = rerank_query or query_text

@@ -29,7 +29,7 @@ POD_ENVIRONMENTS = (
     "us-east4-gcp", "eu-west1-gcp", "eu-west4-gcp", "northamerica-northeast1-gcp", "asia-northeast1-gcp",
     "asia-southeast1-gcp", "asia-southeast1-gcp-free", "gcp-starter", "eastus-azure",
 )
-EMBED_MODELS = {
+EMBED_MODELS: dict[str, dict[str, Any]] = {
     "multilingual-e5-large": {"dimension": 1024, "metric": "cosine", "vector_type": "dense", "dimensions": (1024,)},
     "llama-text-embed-v2": {"dimension": 1024, "metric": "cosine", "vector_type": "dense",
                             "dimensions": (384, 512, 768, 1024, 2048)},

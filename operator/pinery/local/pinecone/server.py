@@ -177,15 +177,15 @@ class PineconeEmulator:
             body = err.data_body() if plane == "data" else err.control_body()
             response = web.json_response(body, status=err.status, headers=err.headers)
         except web.HTTPException as exc:  # 405 and friends from the router
-            err = ApiError(exc.status, exc.reason)
-            body = err.data_body() if plane == "data" else err.control_body()
-            response = web.json_response(body, status=err.status)
+            refusal = ApiError(exc.status, exc.reason)
+            body = refusal.data_body() if plane == "data" else refusal.control_body()
+            response = web.json_response(body, status=refusal.status)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("emulator error in %s", operation)
-            err = ApiError(500, "Internal server error", "INTERNAL" if plane == "data" else "UNKNOWN")
-            response = web.json_response(err.data_body() if plane == "data" else err.control_body(), status=500)
+            failure = ApiError(500, "Internal server error", "INTERNAL" if plane == "data" else "UNKNOWN")
+            response = web.json_response(failure.data_body() if plane == "data" else failure.control_body(), status=500)
         self.faults.count_response(operation, response.status)
         self.faults.record(operation, await _index_of(request, operation), arrived, time.time(), response.status,
                            response.headers.get("Retry-After"))
@@ -193,7 +193,9 @@ class PineconeEmulator:
             await self._record(request, response, operation, plane)
         return response
 
-    async def _record(self, request: web.Request, response: web.Response, operation: str, plane: str) -> None:
+    async def _record(self, request: web.Request, response: web.StreamResponse, operation: str, plane: str) -> None:
+        if self.exchanges is None:
+            return
         path = request.path
         if plane == "data" and "project" in request.match_info:
             path = path[len(f"/index/{request.match_info['project']}/{request.match_info['index_name']}"):]
@@ -201,7 +203,8 @@ class PineconeEmulator:
             "operation": operation, "plane": plane, "method": request.method, "path": path,
             "query": request.query_string, "headers": {k: ("***" if k.lower() == "api-key" else v) for k, v in request.headers.items()},
             "body": await request.read(), "status": response.status,
-            "content_type": response.content_type, "response": response.body if isinstance(response.body, bytes) else b"",
+            "content_type": response.content_type,
+            "response": response.body if isinstance(response, web.Response) and isinstance(response.body, bytes) else b"",
         })
 
     # -- persistence ---------------------------------------------------------------------------
@@ -231,7 +234,7 @@ class PineconeEmulator:
         site = SniffingTCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()
         if not self.port:
-            self.port = site._server.sockets[0].getsockname()[1]
+            self.port = self._runner.addresses[0][1]
         if self.store.state_dir is not None:
             self._flusher = asyncio.create_task(self._flush_forever())
         self.imports.resume()

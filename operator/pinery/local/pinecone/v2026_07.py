@@ -220,6 +220,7 @@ def _full_text(name: str, raw: dict[str, Any]) -> dict[str, Any]:
         for key, value in (("min_gram", low), ("max_gram", high)):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise unprocessable(f"missing field `{key}` in `{where}.ngram`")
+        assert isinstance(low, int) and isinstance(high, int)  # checked just above
         if not 1 <= low <= high:
             raise bad_request(f"{where}.ngram: min_gram must be at least 1 and no more than max_gram.")
         if out["stemming"] or out["stop_words"]:

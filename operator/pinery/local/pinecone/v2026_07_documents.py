@@ -85,7 +85,9 @@ def bm25(query: list[str], docs: list[list[str] | None]) -> np.ndarray:
             continue
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         for row, c in enumerate(counts):
-            tf = c.get(term, 0) if c is not None else 0
+            if c is None:
+                continue
+            tf = c.get(term, 0)
             if tf:
                 dl = sum(c.values())
                 scores[row] += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
@@ -288,8 +290,7 @@ def _compile(raw: dict[str, Any], layout: Layout | None, allowed: bool, operatio
             if not isinstance(value, list) or not value or not all(isinstance(v, dict) and v for v in value):
                 raise bad_request(f"Invalid filter: {key} expects a non-empty array of filters.")
             subs = [_compile(v, layout, allowed, operation) for v in value]
-            parts.append((lambda m, ps=subs: all(p(m) for p in ps)) if key == "$and"
-                         else (lambda m, ps=subs: any(p(m) for p in ps)))
+            parts.append(_every(subs) if key == "$and" else _some(subs))
         elif not key.startswith("$") and layout is not None and key in layout.data:
             parts.append(_text_condition(key, value, layout, allowed, operation))
         else:
@@ -300,7 +301,15 @@ def _compile(raw: dict[str, Any], layout: Layout | None, allowed: bool, operatio
                                       f"stored and searchable (full_text_search, or embed/sparse_embed); '{key}' is "
                                       "metadata.")
             parts.append(filters.compile_filter({key: value}))
-    return parts[0] if len(parts) == 1 else (lambda m, ps=parts: all(p(m) for p in ps))
+    return parts[0] if len(parts) == 1 else _every(parts)
+
+
+def _every(predicates: list[Callable[[dict], bool]]) -> Callable[[dict], bool]:
+    return lambda m: all(p(m) for p in predicates)
+
+
+def _some(predicates: list[Callable[[dict], bool]]) -> Callable[[dict], bool]:
+    return lambda m: any(p(m) for p in predicates)
 
 
 def _text_condition(key: str, value: Any, layout: Layout, allowed: bool, operation: str) -> Callable[[dict], bool]:
@@ -550,7 +559,7 @@ def fetch(rec: Any, data: IndexData, namespace: str, body: dict[str, Any]) -> di
         predicate = _predicate(body["filter"], layout)
         matching = [ns.ids[r] for r in ns.matching_rows(predicate).tolist()] if ns else []
         page, extra = _page(matching, _limit(body.get("limit"), MAX_FETCH_LIMIT), body.get("pagination_token"))
-        found = [ns.get(i) for i in page]
+        found = [ns.get(i) for i in page] if ns else []
     documents = {r.id: layout.to_document(r, include) for r in found if r is not None}
     return {"documents": documents, "namespace": namespace, "usage": {"read_units": 1}, **extra}
 
@@ -627,7 +636,7 @@ def update(rec: Any, data: IndexData, namespace: str, body: dict[str, Any],
             raise bad_request(f"Field '{layout.embed}' is embedded (embed) and cannot be removed; set a new text instead.")
         # Text left alone keeps its vectors; a new text was embedded by the handler (embed_for).
         changed.append(layout.to_record(merged, f"document {doc_id}", embedded, _partial(old, layout, fields)))
-    if changed:
+    if changed and ns is not None:  # documents were found, so the namespace exists
         ns.upsert(changed)
     return {"matched_records": matched, **_usage(embedded)}
 
@@ -694,10 +703,10 @@ async def embed_for(rec: Any, operation: str, body: Any) -> Embedded | None:
             result = await inference.embed_texts(model, chunk, params, what)
             out.tokens += result.tokens
             if result.sparse is not None:
-                for text, (indices, values, _) in zip(chunk, result.sparse):
+                for text, (indices, values, _) in zip(chunk, result.sparse, strict=True):
                     out.sparse[text] = (np.asarray(indices, dtype=np.int64), np.asarray(values, dtype=np.float32))
             else:
-                for text, row in zip(chunk, result.dense.tolist()):
+                for text, row in zip(chunk, result.dense_vectors().tolist(), strict=True):
                     out.dense[text] = row
     return out
 
@@ -716,9 +725,12 @@ def list_ids(rec: Any, data: IndexData, namespace: str, body: dict[str, Any]) ->
 
 
 # -- routes ------------------------------------------------------------------------------------
-OPERATIONS = {"upsert": (upsert, True, 200), "search": (search, False, 200), "fetch": (fetch, False, 200),
-              # v10-migration.md: a delete applies asynchronously behind a 202.
-              "delete": (delete, True, 202), "update": (update, True, 200), "list": (list_ids, False, 200)}
+# operation -> (function, whether it writes, response status)
+OPERATIONS: dict[str, tuple[Callable[..., dict[str, Any]], bool, int]] = {
+    "upsert": (upsert, True, 200), "search": (search, False, 200), "fetch": (fetch, False, 200),
+    # v10-migration.md: a delete applies asynchronously behind a 202.
+    "delete": (delete, True, 202), "update": (update, True, 200), "list": (list_ids, False, 200),
+}
 EMBEDDING_OPERATIONS = ("upsert", "update", "search")  # the ones that take `embedded`
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -242,7 +242,7 @@ class Postings:
         wanted = query[0].astype(np.uint32)  # in the postings' type, or searchsorted converts all of them
         starts = np.searchsorted(self.indices, wanted, "left")
         ends = np.searchsorted(self.indices, wanted, "right")
-        for start, end, weight in zip(starts.tolist(), ends.tolist(), query[1].tolist()):
+        for start, end, weight in zip(starts.tolist(), ends.tolist(), query[1].tolist(), strict=True):
             # A record's indices are unique, so a row appears at most once in one slice.
             out[self.rows[start:end]] += weight * self.values[start:end].astype(np.float64)
         return out
@@ -254,6 +254,11 @@ class IndexData:
 
     dimension: int | None
     namespaces: dict[str, Namespace] = field(default_factory=dict)
+
+    @overload
+    def namespace(self, name: str, create: Literal[True]) -> Namespace: ...
+    @overload
+    def namespace(self, name: str, create: bool = False) -> Namespace | None: ...
 
     def namespace(self, name: str, create: bool = False) -> Namespace | None:
         ns = self.namespaces.get(name)
