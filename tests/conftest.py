@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-# Every test fails when a Pinecone API key shows up in its captured output (tests/security).
-from tests.support.secret_scan import pytest_runtest_makereport  # noqa: E402,F401
-
 # The Hypothesis profile of every property test (CI's, or `make fuzz`'s with PINERY_FUZZ_EXAMPLES).
 import tests.support.profiles  # noqa: E402,F401
+
+# Every test fails when a Pinecone API key shows up in its captured output (tests/security).
+from tests.support.secret_scan import pytest_runtest_makereport  # noqa: E402,F401
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -15,14 +15,13 @@ import json
 
 import httpx
 import pytest
+from openapi_schema_validator import OAS30Validator  # a dev dependency, like openapi-core: never skipped
 from pinecone import ByocSpec, Pinecone, PodSpec, ServerlessSpec
 from pinecone.errors.exceptions import PineconeError
 
 from pinery.local.pinecone import EmulatorAdmin, PineconeEmulator, versions
 from tests.conftest import shared_path
 from tests.support.pinecone_openapi import label, load_spec, mock_request, openapi, request_problem
-
-from openapi_schema_validator import OAS30Validator  # a dev dependency, like openapi-core: never skipped
 
 KEY = "conformance-key"
 HEADERS = {"Api-Key": KEY, "X-Pinecone-Api-Version": "2025-10"}

@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from tests.e2e.conftest import example
-from tests.support.waiting import wait_for
 from tests.support.ports import free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -19,10 +19,10 @@ import pytest
 from pinery.local import install
 from pinery.local.cluster import OPERATOR_NAMESPACE, LocalCluster, leftover_processes
 from pinery.local.podrunner import processes
-from tests.e2e.conftest import EXAMPLES, Kubectl, LocalMode, example
-from tests.support.waiting import wait_for
-from tests.support.ports import free_port
+from tests.e2e.conftest import Kubectl, LocalMode, example
 from tests.support.kubectl import kubectl_binary
+from tests.support.ports import free_port
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -21,8 +21,8 @@ import pytest
 from pinery.local.cluster import leftover_processes
 from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import Kubectl, example
-from tests.support.waiting import wait_for
 from tests.support.ports import free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -122,7 +122,8 @@ def test_up_down_and_up_again(tmp_path):
                      "command": ["python", "-c", SLEEPER], "startupTimeoutSeconds": 60},
         })
         for node in (0, 1):
-            wait_for(lambda: "attempt 0" in kubectl("logs", f"sleeper-node-{node}", "-c", "trainer", check=False).stdout, timeout=60, interval=0.3, what=f"node {node} to run")
+            wait_for(lambda node=node: "attempt 0" in kubectl("logs", f"sleeper-node-{node}", "-c", "trainer", check=False).stdout,
+                     timeout=60, interval=0.3, what=f"node {node} to run")
 
         # A second `up` on the same directory is refused while the first runs.
         second = pinery("local", "up", "--state-dir", str(state_dir))

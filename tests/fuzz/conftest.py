@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.profiles import FUZZ_EXAMPLES, time_limit
 from tests.support.control_plane import control_plane, control_plane_module  # noqa: F401
 from tests.support.emulator import make_pinecone_emulator, pinecone_admin, pinecone_emulator  # noqa: F401
+from tests.support.profiles import FUZZ_EXAMPLES, time_limit
 
 
 def pytest_collection_modifyitems(items):

@@ -11,8 +11,8 @@ import requests
 from pinery.api.fsdpjob import SUB_PATH_PATTERN
 from pinery.api.vectorindex import MAX_USER_TAGS
 from pinery.kube_yaml import dump_all
-from pinery.schema.value_validation import schema_regex
 from pinery.manifest_check import validate_text
+from pinery.schema.value_validation import schema_regex
 from pinery.vectorindex.ownership import OWNERSHIP_KEYS
 from tests.conftest import run_pinery
 from tests.support.emulator import TEST_API_KEY

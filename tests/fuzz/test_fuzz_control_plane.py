@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from pinery.api import API_VERSION, resource_for_kind
 from pinery.api.immutability import changed_immutable_fields
-from pinery.schema.prune import apply_defaults
 from pinery.manifest_check import validate_object
-from tests.support.budget import share
+from pinery.schema.prune import apply_defaults
 from tests.fuzz.fieldpaths import dotted, names_something, related
+from tests.support.budget import share
 from tests.support.manifests import NOT_MAPPINGS, SCHEMAS, SPEC_SCHEMAS, invalid_manifests, valid_manifests
 
 pytestmark = pytest.mark.slow

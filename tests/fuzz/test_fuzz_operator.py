@@ -21,14 +21,14 @@ from pinery.api.vectorindex import INDEX_NAME_MAX, MAX_USER_TAGS
 from pinery.fsdpjob.naming import LABEL_JOB
 from pinery.local.pinecone import PineconeEmulator
 from tests.conftest import shared_path
-from tests.support.pinecone_openapi import load_spec, openapi, request_problem
 from tests.support.budget import share
-from tests.support.manifests import MODEL_ONLY_RULES, OPERATOR_TEST_SECRET, fsdpjob_rule, operator_overrides, valid_manifests
 from tests.support.emulator import TEST_API_KEY
+from tests.support.k8s import assert_valid
+from tests.support.manifests import MODEL_ONLY_RULES, OPERATOR_TEST_SECRET, fsdpjob_rule, operator_overrides, valid_manifests
+from tests.support.operator_harness import put_secret, running_operator
+from tests.support.pinecone_openapi import load_spec, openapi, request_problem
 from tests.support.vectorindex import FAST
 from tests.support.waiting import wait_for
-from tests.support.operator_harness import put_secret, running_operator
-from tests.support.k8s import assert_valid
 
 pytestmark = pytest.mark.slow
 

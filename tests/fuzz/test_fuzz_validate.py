@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from pinery.manifest_check import validate_text
 from tests.conftest import run_pinery
-from tests.support.budget import share
 from tests.fuzz.fieldpaths import names_something, related
+from tests.support.budget import share
 from tests.support.manifests import (
     NOT_MAPPINGS,
     SCHEMAS,

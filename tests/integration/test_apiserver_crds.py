@@ -9,7 +9,13 @@ from kubernetes.client.rest import ApiException
 
 from tests.conftest import REPO_ROOT
 from tests.integration.helpers import (
-    WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, install_widgets, status_of, widget, widget_crd, widgets_path,
+    WIDGET_GROUP,
+    WIDGET_VERSION,
+    install_widgets,
+    status_of,
+    widget,
+    widget_crd,
+    widgets_path,
 )
 from tests.support.waiting import wait_for
 

@@ -45,7 +45,8 @@ def test_finalizers_hold_deletion(control_plane):
     assert "no new finalizers can be added if the object is being deleted" in status_of(info.value)["message"]
     # other changes are still allowed, deleting again changes nothing
     v1.patch_namespaced_config_map("held", "default", {"data": {"x": "1"}})
-    assert control_plane.http("DELETE", "/api/v1/namespaces/default/configmaps/held").json()["metadata"]["deletionTimestamp"] == marked["metadata"]["deletionTimestamp"]
+    deleted_again = control_plane.http("DELETE", "/api/v1/namespaces/default/configmaps/held").json()
+    assert deleted_again["metadata"]["deletionTimestamp"] == marked["metadata"]["deletionTimestamp"]
     v1.patch_namespaced_config_map("held", "default", [{"op": "remove", "path": "/metadata/finalizers/0"}])
     assert exists(v1.read_namespaced_config_map, "held", "default")
     v1.patch_namespaced_config_map("held", "default", {"metadata": {"finalizers": None}})

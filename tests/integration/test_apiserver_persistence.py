@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from tests.support.control_plane import running_control_plane
 from tests.integration.helpers import configmap, install_widgets, widget, widgets_path
+from tests.support.control_plane import running_control_plane
 
 
 def test_restart_keeps_objects_and_continues_resource_versions(tmp_path: Path):

@@ -258,7 +258,9 @@ def test_an_aggregated_cluster_role_follows_its_selected_roles(control_plane):
     assert eventually(rules, [services, pods]) == [services, pods]
     control_plane.kubectl("label", "clusterrole", "a-services", "example.com/aggregate-to-monitoring-")
     assert eventually(rules, [pods]) == [pods]
-    control_plane.kubectl("patch", "clusterrole", "monitoring", "--type=merge", "-p", '{"aggregationRule":{"clusterRoleSelectors":[{"matchExpressions":[{"key":"tier","operator":"In","values":["gold"]}]}]}}')
+    control_plane.kubectl("patch", "clusterrole", "monitoring", "--type=merge", "-p",
+                          '{"aggregationRule":{"clusterRoleSelectors":[{"matchExpressions":'
+                          '[{"key":"tier","operator":"In","values":["gold"]}]}]}}')
     assert eventually(rules, []) == []
     control_plane.kubectl("label", "clusterrole", "a-services", "tier=gold")
     assert eventually(rules, [services]) == [services]

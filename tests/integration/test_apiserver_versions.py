@@ -4,7 +4,15 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 from tests.integration.helpers import (
-    WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, configmap, install_widgets, pod, status_of, widget, widgets_path,
+    WIDGET_GROUP,
+    WIDGET_PLURAL,
+    WIDGET_VERSION,
+    configmap,
+    install_widgets,
+    pod,
+    status_of,
+    widget,
+    widgets_path,
 )
 
 

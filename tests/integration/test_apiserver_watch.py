@@ -11,8 +11,8 @@ import pytest
 from kubernetes import watch
 from kubernetes.client.rest import ApiException
 
-from tests.support.control_plane import running_control_plane
 from tests.integration.helpers import configmap
+from tests.support.control_plane import running_control_plane
 from tests.support.waiting import wait_for
 
 

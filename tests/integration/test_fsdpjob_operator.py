@@ -11,7 +11,7 @@ from typing import Iterator
 import pytest
 import yaml
 
-from pinery.fsdpjob.naming import LABEL_ATTEMPT, pod_name
+from pinery.fsdpjob.naming import LABEL_ATTEMPT
 from tests.conftest import REPO_ROOT
 from tests.support import fsdpjob as h
 from tests.support.waiting import wait_for
@@ -33,7 +33,7 @@ def assert_rendered(expected, actual, path="") -> None:
             assert_rendered(value, actual[key], f"{path}.{key}")
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), f"{path}: {actual!r} != {expected!r}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
             assert_rendered(e, a, f"{path}[{i}]")
     else:
         assert expected == actual, f"{path}: {actual!r} != {expected!r}"
@@ -61,7 +61,7 @@ def test_children_are_what_render_prints_and_the_job_succeeds_only_when_every_no
     service = plane.http("GET", f"/api/v1/namespaces/{ns}/services/tiny").json()
     config_map = plane.http("GET", f"/api/v1/namespaces/{ns}/configmaps/tiny-trainer").json()
     pods = [kubelet.pod(p["metadata"]["name"]) for p in pods]
-    for want, got in zip(expected, [service, config_map, *pods]):
+    for want, got in zip(expected, [service, config_map, *pods], strict=True):
         assert_rendered(want, got, f"{want['kind']}/{want['metadata']['name']}")
     assert service["spec"]["clusterIP"] == "None" and service["spec"]["publishNotReadyAddresses"] is True
     for rank, pod in enumerate(pods):
@@ -191,7 +191,8 @@ Root Cause (first observed failure):
     "spec, code, message, expected",
     [
         pytest.param({"nonRetryableExitCodes": [42]}, 42, None, "exit code 42 (Error)", id="listed code"),
-        pytest.param({"nonRetryableExitCodes": [42]}, 1, TORCHRUN_SUMMARY, "exit code 42 (Error): torchrun exited with 1 because worker rank 1 exited with 42", id="worker code under torchrun"),
+        pytest.param({"nonRetryableExitCodes": [42]}, 1, TORCHRUN_SUMMARY,
+                     "exit code 42 (Error): torchrun exited with 1 because worker rank 1 exited with 42", id="worker code under torchrun"),
         pytest.param({"trainer": {"steps": 50}, "command": None}, 78, None, "exit code 78 (Error)", id="trainer config error"),
     ],
 )
@@ -238,7 +239,7 @@ def test_losing_a_node_any_way_restarts_the_gang(plane, ns, kubelet, op, break_n
     job = h.get_job(plane, ns, "lost")
     assert h.status(job)["restarts"] == 1 and h.status(job)["phase"] == "Restarting"
     failed = [m for t, r, m in h.events(plane, ns, "lost") if r == "NodeFailed"]
-    assert len(failed) == 1 and failed[0].startswith(f"node 1 (pod lost-node-1) failed: ") and f"({reason})" in failed[0]
+    assert len(failed) == 1 and failed[0].startswith("node 1 (pod lost-node-1) failed: ") and f"({reason})" in failed[0]
     assert len(kubelet.created("lost")) == 4 and attempts(pods) == [1, 1]
 
 
@@ -258,9 +259,11 @@ def test_a_pod_stuck_terminating_on_a_lost_node_is_force_deleted(plane, ns, kube
 @pytest.mark.parametrize(
     "stuck, shown",
     [
-        pytest.param(h.waiting("ImagePullBackOff", 'Back-off pulling image "trainer:nope"'), 'node 1: ImagePullBackOff: Back-off pulling image "trainer:nope"', id="ImagePullBackOff"),
+        pytest.param(h.waiting("ImagePullBackOff", 'Back-off pulling image "trainer:nope"'),
+                     'node 1: ImagePullBackOff: Back-off pulling image "trainer:nope"', id="ImagePullBackOff"),
         pytest.param(h.waiting("ErrImagePull", "manifest unknown"), "node 1: ErrImagePull: manifest unknown", id="ErrImagePull"),
-        pytest.param(h.unschedulable("0/4 nodes are available: 4 Insufficient nvidia.com/gpu."), "node 1: Unschedulable: 0/4 nodes are available", id="Unschedulable"),
+        pytest.param(h.unschedulable("0/4 nodes are available: 4 Insufficient nvidia.com/gpu."),
+                     "node 1: Unschedulable: 0/4 nodes are available", id="Unschedulable"),
     ],
 )
 def test_pods_not_running_within_the_startup_timeout_fail_the_job(plane, ns, kubelet, op, stuck, shown):
@@ -301,7 +304,7 @@ def test_ttl_after_finished_deletes_the_job_and_its_children(plane, ns, kubelet,
     wait_for(lambda: h.get_job(plane, ns, "brief") is None, timeout=10, what="the job deleted")
     kubelet.wait_no_pods("brief")
     for path in ("services/brief", "configmaps/brief-trainer"):
-        wait_for(lambda: plane.http("GET", f"/api/v1/namespaces/{ns}/{path}").status_code == 404, what=f"{path} collected")
+        wait_for(lambda path=path: plane.http("GET", f"/api/v1/namespaces/{ns}/{path}").status_code == 404, what=f"{path} collected")
     assert "Deleting" in h.reasons(plane, ns, "brief")
     wait_for(lambda: op.phase_gauge("Succeeded") == 0, what="a deleted job leaves the gauge")
 
@@ -363,7 +366,8 @@ def test_progress_from_rank0s_log_and_kubectl_get_wait_describe(plane, ns, kubel
     )
     job = op.wait("learn", lambda j: (h.status(j).get("progress") or {}).get("step") == 10, what="progress at step 10")
     progress = h.status(job)["progress"]
-    assert {k: progress[k] for k in ("step", "totalSteps", "loss", "tokensPerSecond")} == {"step": 10, "totalSteps": 100, "loss": 4.5, "tokensPerSecond": 1200.0}
+    assert {k: progress[k] for k in ("step", "totalSteps", "loss", "tokensPerSecond")} == {
+        "step": 10, "totalSteps": 100, "loss": 4.5, "tokensPerSecond": 1200.0}
     assert progress["updatedAt"]
     with log.open("a") as fh:
         fh.write('{"event": "progress", "step": 20, "totalSteps": 100, "loss": 3.25, "tokensPerSecond": 1300.0}\n{"event": "checkpoint", "step": 20}\n')
@@ -490,7 +494,6 @@ def test_the_operator_carries_on_after_the_api_server_was_away(tmp_path):
     is in the middle of its passes: it retries, and a failure after the restart still restarts
     the gang exactly once."""
     import time
-
     from dataclasses import replace
 
     from pinery.local.apiserver.server import LocalApiServer

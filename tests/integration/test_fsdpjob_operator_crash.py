@@ -125,7 +125,7 @@ def test_restarted_again_and_again_while_old_pods_linger(plane, ns, kubelet, ope
     for _ in range(3):
         op.stop()
         op = start(plane, ns, operators)
-        wait_for(lambda: op.passes() >= 1, what="a pass of the new operator")
+        wait_for(lambda op=op: op.passes() >= 1, what="a pass of the new operator")
         assert {r.attempt for r in kubelet.created("slow")} == {0}
         assert h.status(h.get_job(plane, ns, "slow"))["nodes"][2]["reason"] == "WaitingForOldPods"
     kubelet.release("slow-node-0")

@@ -25,8 +25,11 @@ def config_objects(plane):
 
 def test_init_containers_run_in_order_before_the_containers(pod_runner):
     plane = pod_runner.plane
-    step = lambda n: {"name": f"init-{n}", "image": "busybox", "command": ["sh", "-c", f"echo {n} >> /work/order"],
-                      "volumeMounts": [{"name": "work", "mountPath": "/work"}]}
+
+    def step(n):
+        return {"name": f"init-{n}", "image": "busybox", "command": ["sh", "-c", f"echo {n} >> /work/order"],
+                "volumeMounts": [{"name": "work", "mountPath": "/work"}]}
+
     pod = pod_manifest("ordered", ["sh", "-c", "cat /work/order; echo main"],
                        volumeMounts=[{"name": "work", "mountPath": "/work"}])
     pod["spec"]["initContainers"] = [step(1), step(2), step(3)]

@@ -121,8 +121,8 @@ def test_a_missing_env_key_is_create_container_config_error_with_a_failed_event(
     event = wait_for_event(plane, "config", "Failed")
     assert event["message"] == 'Error: secret "nope" not found'
     assert event["involvedObject"]["fieldPath"] == "spec.containers{main}"
-    pod = wait_for_pod(plane, "config", lambda p: state_of(p).get("waiting", {}).get("reason") == "CreateContainerConfigError",
-                       "CreateContainerConfigError", timeout=DEADLINE)
+    wait_for_pod(plane, "config", lambda p: state_of(p).get("waiting", {}).get("reason") == "CreateContainerConfigError",
+                 "CreateContainerConfigError", timeout=DEADLINE)
     assert "CreateContainerConfigError" in plane.kubectl("get", "pod", "config").stdout
 
 

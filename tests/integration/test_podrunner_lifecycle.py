@@ -15,10 +15,10 @@ from tests.integration.conftest_podrunner import (
     get_pod,
     pod_log,
     pod_manifest,
+    wait_for,
     wait_for_phase,
     wait_for_pod,
     wait_gone,
-    wait_for,
 )
 
 

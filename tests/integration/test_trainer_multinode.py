@@ -44,7 +44,7 @@ def test_two_nodes_of_two_processes_train_20_steps_and_agree(tmp_path):
     finished = [FINISHED.search(line) for n in nodes for line in n.stderr.splitlines()]
     finished = [m.groups() for m in finished if m]
     assert sorted(int(rank) for rank, *_ in finished) == [0, 1, 2, 3]
-    for rank, step, total, world, loss in finished:
+    for _, step, total, world, loss in finished:
         assert (step, total, world) == ("20", "20", "4")
         assert float(loss) == pytest.approx(losses[20], abs=1e-6)
     # No worker died at exit (the gloo abort the clean shutdown avoids).

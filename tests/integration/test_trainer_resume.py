@@ -15,7 +15,15 @@ from __future__ import annotations
 import pytest
 
 from tests.support.trainer import (
-    FAST, TRAINER, base_env, cleanup, kill_tree, progress_losses, start, start_nodes, wait_all,
+    FAST,
+    TRAINER,
+    base_env,
+    cleanup,
+    kill_tree,
+    progress_losses,
+    start,
+    start_nodes,
+    wait_all,
 )
 
 pytestmark = pytest.mark.slow

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from tests.support.trainer import TORCHRUN, base_env, cleanup, operator_env, start, wait_all
 from tests.support.ports import free_port
+from tests.support.trainer import TORCHRUN, base_env, cleanup, operator_env, start, wait_all
 
 pytestmark = pytest.mark.slow
 

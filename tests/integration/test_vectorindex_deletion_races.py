@@ -20,7 +20,14 @@ import pytest
 from pinery.api.base import FINALIZER
 from pinery.handlers.vectorindex import Memory, reconcile
 from tests.support.vectorindex import (
-    FAST, NS, SDK_TIMEOUT, World, operator_services, running_operator, settle, world,
+    FAST,
+    NS,
+    SDK_TIMEOUT,
+    World,
+    operator_services,
+    running_operator,
+    settle,
+    world,
 )
 from tests.support.waiting import wait_for
 

@@ -11,7 +11,6 @@ import time
 import pytest
 
 from pinery.api.base import GROUP, VERSION
-from tests.support.waiting import wait_for
 from tests.support.vectorindex import (
     API_KEY,
     NS,
@@ -22,6 +21,7 @@ from tests.support.vectorindex import (
     settle,
     sweep_gap,
 )
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

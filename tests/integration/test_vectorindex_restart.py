@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.support.control_plane import ControlPlane
-from tests.support.waiting import wait_for
 from tests.support.vectorindex import running_operator, sweep_gap, world
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -23,9 +23,9 @@ from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import KubeClient
 from pinery.local.pinecone import EmulatorAdmin
 from pinery.pinecone_gateway import index_to_dict
-from tests.support.ports import free_port
 from tests.reliability.harness import Api, Driver, OperatorKiller, operators_running, pod_processes, secret_leaks, wait_until
 from tests.reliability.invariants import JOB, VI, Expect, World, summary, violations
+from tests.support.ports import free_port
 
 NAMESPACE = "chaos"
 CLUSTER_NAME = "local"  # LocalCluster's PINERY_CLUSTER_NAME
@@ -383,7 +383,7 @@ async def run_chaos(cluster: LocalCluster, profile: Profile, seed: int) -> dict[
             for kind, lifecycle in LIFECYCLES.items():
                 own = random.Random(rng.random())  # each lifecycle its own stream: concurrency cannot shift draws
 
-                async def one(kind=kind, lifecycle=lifecycle, own=own) -> Expect:
+                async def one(kind=kind, lifecycle=lifecycle, own=own, wave=wave) -> Expect:
                     await asyncio.sleep(own.uniform(0, 3))
                     ctx.say(f"{kind}-{wave}: start")
                     expect = await lifecycle(ctx, f"{kind}-{wave}", own)

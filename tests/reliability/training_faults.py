@@ -33,9 +33,9 @@ from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import ApiError, KubeClient
 from pinery.local.podrunner import processes
 from pinery.local.podrunner.volumes import claim_dir
-from tests.support.trainer import parse_events
-from tests.support.ports import free_port
 from tests.reliability.harness import Api, Driver, secret_leaks, wait_until
+from tests.support.ports import free_port
+from tests.support.trainer import parse_events
 
 NAMESPACE = "training-faults"
 # The same steps after a resume give the same loss (same world size, data position, optimizer
@@ -292,7 +292,8 @@ async def run_training_faults(cluster: LocalCluster, profile: Profile, seed: int
         await client.close()
     violations = [f"{r['job']}: {v}" for r in runs for v in r["violations"]] + driver.stalls
     operator_log = (cluster.state_dir / "operator.log").read_text(errors="replace")
-    violations += [f"the API key appears in {where}" for where in secret_leaks(cluster.state.api_key, {"the operator's log": operator_log, "Events": repr(events)})]
+    leaks = secret_leaks(cluster.state.api_key, {"the operator's log": operator_log, "Events": repr(events)})
+    violations += [f"the API key appears in {where}" for where in leaks]
     return {
         "seed": seed,
         "kills": sum(1 for r in runs if "nothing was killed" not in r["violations"]),

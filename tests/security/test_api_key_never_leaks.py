@@ -18,10 +18,10 @@ import pytest
 from pinery.local.pinecone import EmulatorAdmin
 from pinery.pinecone_gateway import PineconeCallError, PineconeGateway
 from tests.support.emulator import TEST_API_KEY
-from tests.support.vectorindex import FAST  # retries in fractions of a second
-from tests.support.waiting import wait_for
 from tests.support.operator_harness import put_secret, running_operator
 from tests.support.secret_scan import leaks
+from tests.support.vectorindex import FAST  # retries in fractions of a second
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

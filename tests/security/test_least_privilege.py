@@ -16,10 +16,10 @@ from pinery.fsdpjob import JobRef, build_children
 from pinery.fsdpjob.children import DEFAULT_CONTAINER_SECURITY, DEFAULT_POD_SECURITY
 from pinery.settings import OperatorSettings
 from tests.conftest import REPO_ROOT, run_pinery
-from tests.support.chart import KUSTOMIZE_BASE, assert_operator_pod_locked_down, kustomize, of_kind, wildcard_rules
 from tests.support.budget import share
-from tests.support.manifests import valid_manifests
+from tests.support.chart import KUSTOMIZE_BASE, assert_operator_pod_locked_down, kustomize, of_kind, wildcard_rules
 from tests.support.k8s import assert_valid
+from tests.support.manifests import valid_manifests
 
 PLAIN = REPO_ROOT / "deploy" / "pinery.yaml"
 NON_ROOT_POD = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}

@@ -9,8 +9,8 @@ import sys
 
 from tests.conftest import REPO_ROOT
 from tests.support.emulator import TEST_API_KEY
-from tests.support.vectorindex import API_KEY, OTHER_KEY
 from tests.support.secret_scan import MASK, leaks
+from tests.support.vectorindex import API_KEY, OTHER_KEY
 
 GENERATED = "pclocal-" + "0123456789abcdef" * 2  # as pinery local up makes them
 REAL_SHAPE = "pcsk_4xTq9_L2mA7vB1nC8dE3fG6hJ0kP5rS"

@@ -394,7 +394,8 @@ def bad_name(draw, doc: dict) -> Invalid:
 @st.composite
 def vectorindex_rule(draw, doc: dict) -> Invalid:
     spec = doc["spec"]
-    rule = draw(st.sampled_from(["two-types", "no-type", "sparse-dimension", "sparse-metric", "sparse-pod", "dense-no-dimension", "reserved-tag", "pods-product"]))
+    rule = draw(st.sampled_from(["two-types", "no-type", "sparse-dimension", "sparse-metric", "sparse-pod", "dense-no-dimension",
+                                 "reserved-tag", "pods-product"]))
     for kind in ("serverless", "pod", "byoc"):
         spec.pop(kind, None)
     serverless = {"cloud": "aws", "region": "us-east-1"}

@@ -68,6 +68,11 @@ class LogCapture(logging.Handler):
         with self._guard:
             return "\n".join(self.lines)
 
+    def entries(self, since: int = 0) -> list[tuple[logging.LogRecord, str]]:
+        """Each record from `since` on with its line, read in one go (the operator may be logging)."""
+        with self._guard:
+            return list(zip(self.records[since:], self.lines[since:], strict=True))
+
 
 def restore_logging_config() -> Callable[[], None]:
     """What puts back the logging configuration that `kopf run` replaces (kopf's
@@ -195,7 +200,7 @@ class OperatorRun:
         """Log lines of handlers that raised something other than Kopf's retry errors."""
         assert self.logs is not None, "the operator was started without a LogCapture"
         return [
-            line for record, line in zip(self.logs.records[since:], self.logs.lines[since:])
+            line for record, line in self.logs.entries(since)
             if record.exc_info and not isinstance(record.exc_info[1], (kopf.TemporaryError, kopf.PermanentError))
             or "failed with an exception" in record.getMessage()
         ]

@@ -94,16 +94,20 @@ CREATE_CASES = [
      crd(versions=two_versions(), conversion={"strategy": "None", "webhook": {"conversionReviewVersions": ["v1beta1"]}}),
      [("forbidden", "spec.conversion.conversionReviewVersions")]),
     ("webhookconfig: invalid ConversionReviewVersion",
-     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version"]}}),
+     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {
+         "clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version"]}}),
      [("invalid", "spec.conversion.conversionReviewVersions")]),
     ("webhookconfig: invalid ConversionReviewVersion version string",
-     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["0v"]}}),
+     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {
+         "clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["0v"]}}),
      [("invalid", "spec.conversion.conversionReviewVersions[0]"), ("invalid", "spec.conversion.conversionReviewVersions")]),
     ("webhookconfig: at least one valid ConversionReviewVersion",
-     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version", "v1beta1"]}}),
+     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {
+         "clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version", "v1beta1"]}}),
      []),
     ("webhookconfig: duplicate ConversionReviewVersion",
-     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["v1beta1", "v1beta1"]}}),
+     crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {
+         "clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["v1beta1", "v1beta1"]}}),
      [("invalid", "spec.conversion.conversionReviewVersions[1]")]),
     ("missing_webhookconfig", crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"]}}),
      [("required", "spec.conversion.webhookClientConfig")]),
@@ -141,10 +145,12 @@ CREATE_CASES = [
      [("invalid", "spec.preserveUnknownFields")]),
     ("labelSelectorPath outside of .spec and .status",
      crd(versions=[{"name": "version", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}},
-                    "subresources": {"scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".labelSelector"}}}]),
+                    "subresources": {"scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                                               "labelSelectorPath": ".labelSelector"}}}]),
      [("invalid", "spec.subresources.scale.labelSelectorPath")]),
     ("x-kubernetes-embedded-resource inside resource meta",
-     crd({"type": "object", "properties": {"metadata": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"name": {"type": "string"}}}}}),
+     crd({"type": "object", "properties": {"metadata": {"type": "object", "x-kubernetes-embedded-resource": True,
+                                                        "properties": {"name": {"type": "string"}}}}}),
      # (ValidateStructural also refuses anything but name and generateName in the root metadata)
      [("forbidden", f"{S}.properties[metadata]"), ("forbidden", f"{S}.properties[metadata].x-kubernetes-embedded-resource")]),
     ("top-level metadata default",
@@ -160,7 +166,8 @@ CREATE_CASES = [
      [("unsupported", f"{S}.properties[value].x-kubernetes-validations[0].reason")]),
     ("x-kubernetes-validations have invalid fieldPath",
      crd({"type": "object", "properties": {"value": {"type": "object", "properties": {"a": {"type": "integer"}},
-          "x-kubernetes-validations": [{"rule": "self.a > 0", "fieldPath": ".b"}, {"rule": "self.a > 0", "fieldPath": " "}, {"rule": "self.a > 0", "fieldPath": ".a\n"}]}}}),
+          "x-kubernetes-validations": [{"rule": "self.a > 0", "fieldPath": ".b"}, {"rule": "self.a > 0", "fieldPath": " "},
+                                       {"rule": "self.a > 0", "fieldPath": ".a\n"}]}}}),
      [("invalid", f"{S}.properties[value].x-kubernetes-validations[0].fieldPath"),
       ("invalid", f"{S}.properties[value].x-kubernetes-validations[1].fieldPath"),
       ("invalid", f"{S}.properties[value].x-kubernetes-validations[1].fieldPath"),
@@ -201,10 +208,12 @@ SCHEMA_CASES = [
      [("unsupported", f"{S}.properties[null].type"), ("forbidden", f"{S}.properties[null].type")]),
     ("nullable at the root", {"type": "object", "nullable": True}, [("forbidden", f"{S}.nullable")]),
     ("invalid type with list type extension set", {"type": "object", "x-kubernetes-list-type": "set"}, [("invalid", f"{S}.type")]),
-    ("invalid list type extension", {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "no-such"}}},
+    ("invalid list type extension",
+     {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "no-such"}}},
      [("unsupported", f"{S}.properties[l].x-kubernetes-list-type")]),
     ("invalid list type extension with list map keys extension non-empty",
-     {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set", "x-kubernetes-list-map-keys": ["key"]}}},
+     {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set",
+                                             "x-kubernetes-list-map-keys": ["key"]}}},
      [("invalid", f"{S}.properties[l].x-kubernetes-list-type")]),
     ("unset list type extension with list map keys extension non-empty",
      {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-map-keys": ["key"]}}},
@@ -213,7 +222,8 @@ SCHEMA_CASES = [
      {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "object"}, "x-kubernetes-list-type": "map"}}},
      [("required", f"{S}.properties[l].x-kubernetes-list-map-keys")]),
     ("non object item with list type extension map",
-     {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"]}}},
+     {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "map",
+                                             "x-kubernetes-list-map-keys": ["k"]}}},
      [("invalid", f"{S}.properties[l].items.type")]),
     ("items with key missing from properties with list type extension map",
      {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
@@ -235,7 +245,8 @@ SCHEMA_CASES = [
      {"type": "object", "properties": {"l": {"type": "array", "x-kubernetes-list-type": "set",
                                              "items": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}}}},
      [("invalid", f"{S}.properties[l].items.x-kubernetes-list-type")]),
-    ("unset type with map type extension (granular)", {"type": "object", "properties": {"m": {"x-kubernetes-map-type": "granular", "x-kubernetes-preserve-unknown-fields": True}}},
+    ("unset type with map type extension (granular)",
+     {"type": "object", "properties": {"m": {"x-kubernetes-map-type": "granular", "x-kubernetes-preserve-unknown-fields": True}}},
      [("required", f"{S}.properties[m].type")]),
     ("invalid map type", {"type": "object", "properties": {"m": {"type": "object", "x-kubernetes-map-type": "bogus"}}},
      [("unsupported", f"{S}.properties[m].x-kubernetes-map-type")]),
@@ -291,7 +302,8 @@ def test_status_subresource_allows_only_some_fields_at_the_root():
 MESSAGES = [
     (crd(versions=two_versions(), conversion=webhook(service={"name": "n", "namespace": "ns", "port": 0})),
      "spec.conversion.webhookClientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive"),
-    (crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version"]}}),
+    (crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {
+        "clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version"]}}),
      'spec.conversion.conversionReviewVersions: Invalid value: []string{"invalid-version"}: must include at least one of v1, v1beta1'),
     (crd(versions=two_versions(), conversion={"strategy": "bogus"}),
      'spec.conversion.strategy: Unsupported value: "bogus": supported values: "None", "Webhook"'),
@@ -311,9 +323,11 @@ MESSAGES = [
     (crd({"type": "object", "properties": {"metadata": {"type": "object", "properties": {"name": {"type": "string", "default": "foo"}}}}}),
      f"{S}.properties[metadata].properties[name].default: Forbidden: must not be set in top-level metadata"),
     (crd({"type": "object", "x-kubernetes-validations": [{"rule": "true", "reason": "InternalError"}]}),
-     f'{S}.x-kubernetes-validations[0].reason: Unsupported value: "InternalError": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'),
+     f'{S}.x-kubernetes-validations[0].reason: Unsupported value: "InternalError": '
+     'supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'),
     (crd({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}}),
-     f'{S}.properties[l].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within {S}.properties[l]'),
+     f'{S}.properties[l].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": '
+     f'oldSelf cannot be used on the uncorrelatable portion of the schema within {S}.properties[l]'),
     (crd({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}, "default": {"b": "x", "c": 1}}}}),
      f'{S}.properties[a].default: Invalid value: map[string]interface {{}}{{"b":"x", "c":1}}: must not have unknown fields'),
     (crd(versions=[{"name": "version", "served": True, "storage": False, "schema": {"openAPIV3Schema": {"type": "object"}}}]),
@@ -392,7 +406,8 @@ def test_update_ratchets_on_what_the_stored_crd_has():
     no_schema = crd(versions=[{"name": "version", "served": True, "storage": True}])
     assert [str(e) for e in validate_crd(no_schema, no_schema)] == [
         "spec.versions[0].schema.openAPIV3Schema: Required value: because otherwise all fields are pruned"]
-    invalid_review = crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version"]}})
+    invalid_review = crd(versions=two_versions(), conversion={"strategy": "Webhook", "webhook": {
+        "clientConfig": {"url": "https://example.com/webhook"}, "conversionReviewVersions": ["invalid-version"]}})
     assert validate_crd(invalid_review, invalid_review) == []
     assert pairs(validate_crd(invalid_review, crd(versions=two_versions(), conversion=webhook(url="https://example.com/webhook")))) == [
         ("invalid", "spec.conversion.conversionReviewVersions")]

@@ -43,7 +43,7 @@ def test_hashing_does_not_depend_on_pythons_hash_seed():
 
 
 def test_hashing_scores_shared_words_and_stems_higher():
-    vec = dict(zip(TEXTS, HashingEmbedder().embed(TEXTS, 1024)))
+    vec = dict(zip(TEXTS, HashingEmbedder().embed(TEXTS, 1024), strict=True))
     related = cosine(vec["the cat sat on the mat"], vec["a cat lay on a mat"])
     unrelated = cosine(vec["the cat sat on the mat"], vec["stock markets fell sharply today"])
     assert related > 0.5 > abs(unrelated)
@@ -97,8 +97,8 @@ def test_sparse_vectors():
     assert np.isclose(np.linalg.norm(values), 1.0)
     assert values[tokens.index("cat")] > values[tokens.index("sat")]  # twice as frequent
     assert sparse_embed("The cat and the other cat sat") == (indices, values, tokens)
-    other = dict(zip(*sparse_embed("a cat on a mat")[:2]))
-    assert sum(v * other.get(i, 0.0) for i, v in zip(indices, values)) > 0
+    other = dict(zip(*sparse_embed("a cat on a mat")[:2], strict=True))
+    assert sum(v * other.get(i, 0.0) for i, v in zip(indices, values, strict=True)) > 0
     assert sorted(sparse_embed("the and of")[2]) == ["and", "of", "the"]  # only common words: kept
     assert sparse_embed("") == ([], [], [])
 

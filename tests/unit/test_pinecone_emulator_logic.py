@@ -174,8 +174,8 @@ def test_sparse_scores_follow_every_write():
         return idx, rng.random(len(idx)).astype(np.float32)
 
     def reference(ns, query):
-        weights = dict(zip(query[0].tolist(), query[1].tolist()))
-        return {ns.ids[row]: sum(weights.get(k, 0.0) * v for k, v in zip(s[0].tolist(), s[1].tolist()))
+        weights = dict(zip(query[0].tolist(), query[1].tolist(), strict=True))
+        return {ns.ids[row]: sum(weights.get(k, 0.0) * v for k, v in zip(s[0].tolist(), s[1].tolist(), strict=True))
                 for row, s in enumerate(ns.sparse) if s is not None}
 
     def ranked(ns, query, predicate=None):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-import numpy as np
-
-from pinery.local.pinecone import inference, v2026_07, v2026_07_documents as documents
+from pinery.local.pinecone import inference, v2026_07
+from pinery.local.pinecone import v2026_07_documents as documents
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.state import BackupRecord, IndexRecord
 from pinery.local.pinecone.vectors import IndexData

@@ -5,8 +5,8 @@ import yaml
 from pinery.fsdpjob import plan
 from pinery.settings import OperatorSettings
 from tests.conftest import REPO_ROOT, run_pinery
-from tests.unit.fsdpjob.cluster import T0
 from tests.support.k8s import assert_valid
+from tests.unit.fsdpjob.cluster import T0
 
 JOB = """apiVersion: pinery.dev/v1alpha1
 kind: FSDPJob
@@ -41,7 +41,8 @@ def test_examples_render_valid_objects_with_namespace_and_settings_from_the_envi
     import sys
 
     env = {**os.environ, "PINERY_OPERATOR_IMAGE": "registry.local/pinery:dev", "PINERY_CLUSTER_DOMAIN": "corp.internal"}
-    result = subprocess.run([sys.executable, "-m", "pinery", "render", "-f", "examples/", "-n", "team-a"], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
+    result = subprocess.run([sys.executable, "-m", "pinery", "render", "-f", "examples/", "-n", "team-a"],
+                            capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     docs = list(yaml.safe_load_all(result.stdout))
     assert {d["metadata"]["namespace"] for d in docs} == {"team-a"}

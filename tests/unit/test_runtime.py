@@ -1,7 +1,6 @@
 """Operator runtime pieces that need no server: settings from flags, Kopf settings, login,
 metrics exposition, and the Pinecone gateway's error reduction."""
 
-import argparse
 
 import kubernetes
 from prometheus_client import generate_latest
@@ -81,7 +80,11 @@ async def test_timed_handlers_count_errors():
 
 def test_sdk_failures_are_reduced_without_the_key():
     from pinecone.errors.exceptions import (
-        ForbiddenError, PineconeConnectionError, PineconeTimeoutError, PineconeValueError, RateLimitError,
+        ForbiddenError,
+        PineconeConnectionError,
+        PineconeTimeoutError,
+        PineconeValueError,
+        RateLimitError,
     )
 
     key = "pcsk_very_secret_key"

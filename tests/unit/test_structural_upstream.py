@@ -25,8 +25,8 @@ from pinery.crds import build_crd
 from pinery.schema.crd_validation import check_crd
 from pinery.schema.errors import FieldError
 from pinery.schema.structural import (
-    ROOT,
     FIELD,
+    ROOT,
     ValidationOptions,
     _metadata_invariants,
     _nested,
@@ -145,7 +145,8 @@ properties:
  foo:
    type: string
    pattern: "+"
-""", [P + 'properties[foo].pattern: Invalid value: "+": must be a valid regular expression, but isn\'t: error parsing regexp: missing argument to repetition operator: `+`']),
+""", [P + 'properties[foo].pattern: Invalid value: "+": must be a valid regular expression, '
+          "but isn't: error parsing regexp: missing argument to repetition operator: `+`"]),
     case("missing types without extensions", """
 properties:
  foo:

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from pinery_trainer.checkpoint_layout import (
-    MARKER, Entry, build_manifest, inspect, remove, resume_candidates, scan, step_dir, to_delete, write_marker,
+    MARKER,
+    Entry,
+    build_manifest,
+    inspect,
+    remove,
+    resume_candidates,
+    scan,
+    step_dir,
+    to_delete,
+    write_marker,
 )
 
 

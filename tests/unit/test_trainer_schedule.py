@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import signal
+from itertools import pairwise
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_linear_warm_up_reaches_the_peak_on_its_last_step():
 def test_cosine_decays_monotonically_towards_the_floor():
     factors = [lr_factor(s, 100, 10, 0.1) for s in range(10, 100)]
     assert factors[0] == 1.0
-    assert all(a >= b for a, b in zip(factors, factors[1:]))
+    assert all(a >= b for a, b in pairwise(factors))
     assert factors[-1] == pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 89 / 90)))
     assert lr_factor(100, 100, 10, 0.1) == pytest.approx(0.1)
     assert lr_factor(150, 100, 10, 0.1) == pytest.approx(0.1)

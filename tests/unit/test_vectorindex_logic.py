@@ -5,15 +5,21 @@ import json
 import pytest
 
 from pinery.api.vectorindex import VectorIndexSpec
+from pinery.backoff import backoff
 from pinery.vectorindex import accepted
 from pinery.vectorindex.adoption import immutable_differences
+from pinery.vectorindex.decisions import (
+    Event,
+    Identity,
+    decide,
+    decide_deletion,
+    landing_deadline,
+    pass_events,
+    refuse_immutable_change,
+)
 from pinery.vectorindex.desired import configure_changes, create_request
-from pinery.backoff import backoff
 from pinery.vectorindex.errors import PineconeFailure, classify, outcome_unknown, redact
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags, tag_value
-from pinery.vectorindex.decisions import (
-    Event, Identity, decide, decide_deletion, landing_deadline, pass_events, refuse_immutable_change,
-)
 from pinery.vectorindex.schedule import Timing, current_sweep, next_sweep, readiness_delay
 from pinery.vectorindex.status import condition_events, next_status, phase, status_changes
 
@@ -78,7 +84,8 @@ def test_create_request_serverless():
 
 def test_create_request_pod_and_sparse_and_byoc():
     req = create_request(pod_spec(replicas=2, shards=2, podType="p2.x2", metadataConfig={"indexed": ["a"]}), "p", {})
-    assert req["spec"] == {"pod": {"environment": "us-east1-gcp", "pod_type": "p2.x2", "pods": 4, "replicas": 2, "shards": 2, "metadata_config": {"indexed": ["a"]}}}
+    assert req["spec"] == {"pod": {"environment": "us-east1-gcp", "pod_type": "p2.x2", "pods": 4, "replicas": 2, "shards": 2,
+                                   "metadata_config": {"indexed": ["a"]}}}
     sparse = VectorIndexSpec.model_validate({"vectorType": "sparse", "serverless": {"cloud": "gcp", "region": "x"}})
     req = create_request(sparse, "s", {})
     assert "dimension" not in req and req["metric"] == "dotproduct" and req["vector_type"] == "sparse"

@@ -13,8 +13,8 @@ from pinery.fsdpjob.children import DEFAULT_COMMAND
 from pinery.fsdpjob.naming import master_addr, pod_fqdn
 from pinery.fsdpjob.nproc import gpu_count, nproc_per_node, quantity_value
 from pinery_trainer.config import TrainerConfig
-from tests.unit.fsdpjob.cluster import SETTINGS
 from tests.support.k8s import assert_valid
+from tests.unit.fsdpjob.cluster import SETTINGS
 
 JOB = JobRef("train", "ml", "uid-7")
 ADDR = "train-node-0.train.ml.svc.cluster.local"
@@ -159,7 +159,8 @@ def test_default_trainer_config_when_spec_has_none():
 
 
 def test_custom_command_has_no_config_map_and_keeps_its_image():
-    s = spec(command=["torchrun", "train.py"], args=["--lr", "1"], image="me/train:1", imagePullPolicy="Always", env=[{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}])
+    s = spec(command=["torchrun", "train.py"], args=["--lr", "1"], image="me/train:1", imagePullPolicy="Always",
+             env=[{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}])
     objs = children(s)
     assert [o["kind"] for o in objs] == ["Service", "Pod", "Pod"]
     container = objs[1]["spec"]["containers"][0]
@@ -192,7 +193,8 @@ TEMPLATE = {
     "annotations": {"prometheus.io/scrape": "true"},
     "nodeSelector": {"gpu": "h100"},
     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}},
     "serviceAccountName": "trainer",
     "priorityClassName": "high",
     "schedulerName": "volcano",

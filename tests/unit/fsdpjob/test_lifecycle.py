@@ -10,7 +10,16 @@ import pytest
 from pinery.fsdpjob import phase_of, plan
 from pinery.fsdpjob.naming import ANNOTATION_SPEC
 from tests.unit.fsdpjob.cluster import (
-    SETTINGS, T0, Cluster, Crash, exited, job_object, reached_rank0, running, waiting, waiting_for_rank0,
+    SETTINGS,
+    T0,
+    Cluster,
+    Crash,
+    exited,
+    job_object,
+    reached_rank0,
+    running,
+    waiting,
+    waiting_for_rank0,
 )
 
 TORCHRUN_78 = """[rank1]: pinery_trainer: spec.trainer.steps: must be positive
@@ -109,7 +118,8 @@ def test_waiting_reasons_appear_in_nodes_and_in_the_condition():
     c = Cluster(job_object({"numNodes": 2}))
     c.reconcile()
     c.set_pod_status(0, waiting("ImagePullBackOff", "Back-off pulling image \"nope\""))
-    c.set_pod_status(1, {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}]})
+    c.set_pod_status(1, {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                                             "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}]})
     c.reconcile()
     assert [n["reason"] for n in c.status["nodes"]] == ["ImagePullBackOff", "Unschedulable"]
     assert "node 1: Unschedulable: 0/4 nodes are available" in c.condition("Running")["message"]
@@ -140,7 +150,8 @@ def test_nodes_waiting_for_the_same_reason_share_one_entry_and_long_messages_are
     [
         pytest.param(lambda c: c.fail(1, 3), id="non-zero exit"),
         pytest.param(lambda c: c.fail(1, 137, "OOMKilled"), id="oom"),
-        pytest.param(lambda c: c.set_pod_status(1, {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}), id="eviction"),
+        pytest.param(lambda c: c.set_pod_status(1, {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}),
+                     id="eviction"),
         pytest.param(lambda c: c.set_pod_status(1, {"phase": "Unknown"}), id="node lost"),
         pytest.param(lambda c: c.pod(1)["metadata"].__setitem__("deletionTimestamp", "2026-01-01T12:00:30Z"), id="deleted by someone"),
         pytest.param(lambda c: c.objects.pop(("Pod", "train-node-1")), id="pod vanished"),
@@ -394,7 +405,8 @@ def test_someone_elses_pod_holding_a_name_blocks_creation():
     c = Cluster(job_object({"numNodes": 2}))
     c.objects[("Pod", "train-node-1")] = {
         "kind": "Pod",
-        "metadata": {"name": "train-node-1", "uid": "old", "labels": {"pinery.dev/job-name": "train", "pinery.dev/node-rank": "1"}, "ownerReferences": [{"controller": True, "uid": "previous-job"}]},
+        "metadata": {"name": "train-node-1", "uid": "old", "labels": {"pinery.dev/job-name": "train", "pinery.dev/node-rank": "1"},
+                     "ownerReferences": [{"controller": True, "uid": "previous-job"}]},
         "status": {"phase": "Running"},
     }
     p = c.reconcile()
@@ -529,7 +541,8 @@ def test_elastic_rank0_exiting_0_alone_is_a_success_when_enough_nodes_succeeded(
 
 @pytest.mark.parametrize(
     "status",
-    [waiting("ImagePullBackOff", "Back-off pulling image"), waiting("ErrImagePull"), {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}, {"phase": "Pending"}],
+    [waiting("ImagePullBackOff", "Back-off pulling image"), waiting("ErrImagePull"),
+     {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}, {"phase": "Pending"}],
     ids=["ImagePullBackOff", "ErrImagePull", "Unschedulable", "Pending"],
 )
 def test_startup_timeout_fails_a_job_that_never_starts(status):
@@ -747,7 +760,9 @@ def test_a_job_being_deleted_is_left_to_the_garbage_collector():
 
 
 def test_phase_is_derived_from_conditions():
-    cond = lambda t, s="True": {"type": t, "status": s}
+    def cond(t, s="True"):
+        return {"type": t, "status": s}
+
     assert phase_of([]) == "Pending"
     assert phase_of([cond("Created"), cond("Running")]) == "Running"
     assert phase_of([cond("Running", "False"), cond("Restarting")]) == "Restarting"

@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -11,7 +10,8 @@ from tests.unit.fsdpjob.test_lifecycle import TORCHRUN_78
 
 
 def pod(status, labels=None, **meta):
-    return {"metadata": {"name": "j-node-1", "uid": "u", "labels": labels or {"pinery.dev/node-rank": "1", "pinery.dev/attempt": "2"}, **meta}, "status": status}
+    return {"metadata": {"name": "j-node-1", "uid": "u", "labels": labels or {"pinery.dev/node-rank": "1", "pinery.dev/attempt": "2"}, **meta},
+            "status": status}
 
 
 def test_summary_root_cause():
@@ -58,7 +58,8 @@ def test_labels_and_owner():
         ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 0}}}],
           "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "PodInitializing"}}}]}, "PodInitializing"),
         ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"waiting": {"reason": "ErrImagePull"}}}]}, "ErrImagePull"),
-        ({"phase": "Pending", "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "CreateContainerConfigError"}}}]}, "CreateContainerConfigError"),
+        ({"phase": "Pending", "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "CreateContainerConfigError"}}}]},
+         "CreateContainerConfigError"),
         ({"phase": "Succeeded", "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 0}}}]}, "Completed"),
     ],
 )

@@ -6,7 +6,8 @@ from pinery.api.fsdpjob import Progress
 from pinery.fsdpjob import progress_from_logs
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
-LINE = '{"event": "progress", "step": %d, "totalSteps": 100, "loss": %s, "learningRate": 0.001, "tokensPerSecond": 5120.5, "mfu": 0.41, "lastCheckpointStep": %d}'
+LINE = ('{"event": "progress", "step": %d, "totalSteps": 100, "loss": %s, "learningRate": 0.001, "tokensPerSecond": 5120.5, "mfu": 0.41, '
+        '"lastCheckpointStep": %d}')
 
 
 def test_newest_progress_line_wins_and_fits_the_status_model():
