@@ -29,7 +29,7 @@ demo: $(STAMP)  ## run the local demo
 # their pins change (compat/run.py stamps each venv with its requirements).
 COMPAT_TEST_CLIENTS := pinecone-7,pinecone-10,pinecone-7-grpc
 
-test: $(STAMP)  ## run the whole test suite
+test: $(STAMP) lint  ## run the whole test suite (after make lint)
 	$(BIN)/python compat/run.py --install-only --clients $(COMPAT_TEST_CLIENTS)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
