@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)  ## create .venv and install pinery with its dev, trainer and embed extras
 
 demo: $(STAMP)  ## run the local demo
-	$(BIN)/python -m pinery.demo
+	$(BIN)/python -m pinery.local.demo
 
 # The client venvs the tests drive (tests.conftest.compat_python): made once, then kept until
 # their pins change (compat/run.py stamps each venv with its requirements).

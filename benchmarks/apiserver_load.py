@@ -27,7 +27,7 @@ import harness
 from harness import percentiles
 
 from pinery.api import RESOURCES
-from pinery.crds import build_crd
+from pinery.generate.crds import build_crd
 from pinery.local.apiserver.server import LocalApiServer
 
 RESULTS = Path(__file__).parent / "results" / "apiserver_load.json"

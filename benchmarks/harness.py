@@ -128,7 +128,7 @@ class Stage:
 
     async def __aenter__(self) -> "Stage":
         from pinery.api import RESOURCES
-        from pinery.crds import build_crd
+        from pinery.generate.crds import build_crd
         from pinery.local.apiserver.server import LocalApiServer
 
         self.server = LocalApiServer(self.state_dir / "apiserver", token="benchmark")

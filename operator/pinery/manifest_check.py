@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pinery import kube_yaml
 from pinery.api import RESOURCES, resource_for_kind
 from pinery.api.resource import ResourceInfo
-from pinery.crd_schema import object_schema
+from pinery.generate.crd_schema import object_schema
 from pinery.schema import field
 from pinery.schema.crd_names import is_dns1123_subdomain
 from pinery.schema.crd_validation import validate_crd

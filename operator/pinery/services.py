@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pinery.fsdpjob.timing import JobTiming
-from pinery.kube import Kube, load_api_client
+from pinery.gateways.kube import Kube, load_api_client
+from pinery.gateways.pinecone import SDK_TIMEOUT_SECONDS, PineconeGateway
 from pinery.metrics import Metrics
-from pinery.pinecone_gateway import SDK_TIMEOUT_SECONDS, PineconeGateway
 from pinery.settings import OperatorSettings
 from pinery.vectorindex.schedule import Timing
 

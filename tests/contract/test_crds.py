@@ -8,7 +8,7 @@ import yaml
 from openapi_schema_validator import OAS30Validator
 
 from pinery.api import FSDP_JOB, RESOURCES, VECTOR_INDEX
-from pinery.crds import CRD_DIRS, build_crd, crd_files, object_schema, stale_files
+from pinery.generate.crds import CRD_DIRS, build_crd, crd_files, object_schema, stale_files
 from pinery.schema.crd_validation import validate_crd
 from pinery.schema.prune import apply_defaults
 from pinery.schema.value_validation import validate
@@ -302,7 +302,7 @@ def test_generated_files_cover_both_folders():
 
 
 def test_api_reference_is_generated_and_fresh():
-    from pinery.apidocs import render_reference
+    from pinery.generate.apidocs import render_reference
 
     text = (REPO_ROOT / "docs" / "api-reference.md").read_text()
     assert text == render_reference()

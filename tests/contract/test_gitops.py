@@ -10,7 +10,7 @@ import yaml
 from lupa import lua51
 
 from pinery.api import FSDP_JOB, VECTOR_INDEX
-from pinery.crds import object_schema
+from pinery.generate.crds import object_schema
 from tests.conftest import REPO_ROOT
 from tests.support.chart import CHART_DIR, KUSTOMIZE_BASE, chart, kustomize
 

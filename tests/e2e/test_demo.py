@@ -1,4 +1,4 @@
-"""`make demo` as users run it: `python -m pinery.demo`, start to clean shutdown."""
+"""`make demo` as users run it: `python -m pinery.local.demo`, start to clean shutdown."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.e2e
 
 def test_the_demo_creates_an_index_trains_a_job_and_stops_cleanly():
     kubectl_binary()
-    result = subprocess.run([sys.executable, "-m", "pinery.demo", "--master-port", str(free_port()), "--timeout", "120"],
+    result = subprocess.run([sys.executable, "-m", "pinery.local.demo", "--master-port", str(free_port()), "--timeout", "120"],
                             capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
     out = result.stdout
     assert result.returncode == 0, out + result.stderr

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import yaml
 
-from pinery.demo import EXAMPLES, Cluster
+from pinery.local.demo import EXAMPLES, Cluster
 from pinery.local.kubeclient import KubeClient
 
 

@@ -439,7 +439,7 @@ def without_transition_rules(schema):
 
 def test_an_immutable_change_that_reaches_the_operator_is_refused_by_condition(control_plane, tmp_path):
     from pinery.api.fsdpjob import FSDP_JOB
-    from pinery.crds import build_crd
+    from pinery.generate.crds import build_crd
 
     plane = control_plane
     crd = without_transition_rules(build_crd(FSDP_JOB))

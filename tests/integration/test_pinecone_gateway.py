@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from pinery.api.vectorindex import VectorIndexSpec
-from pinery.pinecone_gateway import PineconeCallError, PineconeGateway
+from pinery.gateways.pinecone import PineconeCallError, PineconeGateway
 from pinery.vectorindex.desired import create_request
 from pinery.vectorindex.errors import classify
 from pinery.vectorindex.ownership import ownership_tags

@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
+from pinery.gateways.pinecone import index_to_dict
 from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import KubeClient
 from pinery.local.pinecone import EmulatorAdmin
-from pinery.pinecone_gateway import index_to_dict
 from tests.reliability.harness import Api, Driver, OperatorKiller, operators_running, pod_processes, secret_leaks, wait_until
 from tests.reliability.invariants import JOB, VI, Expect, World, summary, violations
 from tests.support.ports import free_port

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
-from pinery.kube import path_for
+from pinery.gateways.kube import path_for
 from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import ApiError, KubeClient
 from pinery.local.podrunner import processes
@@ -29,7 +29,7 @@ class Api:
         self.client, self.namespace = client, namespace
 
     def path(self, kind: str, name: str = "") -> str:
-        if kind == "Event":  # the operator posts Events through Kopf: pinery.kube has no path for them
+        if kind == "Event":  # the operator posts Events through Kopf: pinery.gateways.kube has no path for them
             return f"/api/v1/namespaces/{self.namespace}/events" + (f"/{name}" if name else "")
         return path_for(kind, self.namespace, name or None)
 

@@ -15,8 +15,8 @@ import json
 
 import pytest
 
+from pinery.gateways.pinecone import PineconeCallError, PineconeGateway
 from pinery.local.pinecone import EmulatorAdmin
-from pinery.pinecone_gateway import PineconeCallError, PineconeGateway
 from tests.support.emulator import TEST_API_KEY
 from tests.support.operator_harness import put_secret, running_operator
 from tests.support.secret_scan import leaks

@@ -75,7 +75,7 @@ class ControlPlane:
     def install_crds(self, timeout: float = 10.0) -> None:
         """Create pinery's CRDs and wait until they are Established and in discovery."""
         from pinery.api import RESOURCES
-        from pinery.crds import build_crd
+        from pinery.generate.crds import build_crd
 
         for res in RESOURCES:
             response = self.http("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=build_crd(res))

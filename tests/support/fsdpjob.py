@@ -31,7 +31,7 @@ import pytest
 
 from pinery.api.base import GROUP, VERSION
 from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_JOB, LABEL_RANK, TRAINER_CONTAINER, pod_name
-from pinery.kube import Kube
+from pinery.gateways.kube import Kube
 from pinery.services import Services
 from pinery.settings import OperatorSettings
 from tests.support.operator_harness import OperatorRun

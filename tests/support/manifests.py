@@ -21,7 +21,7 @@ from pinery import kube_yaml
 from pinery.api import API_VERSION, FSDP_JOB, VECTOR_INDEX
 from pinery.api.fsdpjob import JOB_NAME_MAX, RESERVED_ENV, RESERVED_VOLUME_PREFIX, SHM_PATH, TRAINER_CONFIG_DIR
 from pinery.api.vectorindex import INDEX_NAME_MAX, INDEX_NAME_PATTERN, RESERVED_TAG_PREFIX
-from pinery.crds import object_schema
+from pinery.generate.crds import object_schema
 from pinery.local.pinecone.request_validation import POD_ENVIRONMENTS, SERVERLESS_REGIONS
 from pinery.schema.errors import join_path
 from pinery_trainer.config import TrainerConfig

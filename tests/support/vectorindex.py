@@ -199,7 +199,7 @@ class World:
         return Pinecone(api_key=key, host=self.emulator.url)
 
     def index(self, name: str, key: str = API_KEY) -> dict | None:
-        from pinery.pinecone_gateway import index_to_dict
+        from pinery.gateways.pinecone import index_to_dict
 
         pc = self.pinecone(key)
         try:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pinery.api import FSDP_JOB, RESOURCES
-from pinery.crds import build_crd
+from pinery.generate.crds import build_crd
 from pinery.local.apiserver import protobuf
 from pinery.local.apiserver.openapi import OBJECT_META, schema_name, v3_document, v3_index
 from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType, types_from_crd

@@ -7,8 +7,8 @@ from prometheus_client import generate_latest
 
 from pinery.cli import build_parser
 from pinery.cli.run import settings_from_args
+from pinery.gateways.pinecone import failure_from, key_id
 from pinery.metrics import Metrics
-from pinery.pinecone_gateway import failure_from, key_id
 from pinery.runtime import QuietSpies, connection_info, kopf_settings, operator_kwargs
 from pinery.settings import OperatorSettings
 

@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from pinery.api import RESOURCES
-from pinery.crds import build_crd
+from pinery.generate.crds import build_crd
 from pinery.schema.crd_validation import check_crd
 
 

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from pinery.api import RESOURCES
-from pinery.crds import build_crd
+from pinery.generate.crds import build_crd
 from pinery.schema.crd_validation import check_crd
 from pinery.schema.errors import FieldError
 from pinery.schema.structural import (

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from pinery.api import FSDP_JOB, VECTOR_INDEX
-from pinery.crds import build_crd
+from pinery.generate.crds import build_crd
 from pinery.local.apiserver.resources import BUILTIN_TYPES, ResourceType, types_from_crd
 from pinery.local.apiserver.table import human_duration, to_table
 from tests.support.kubectl import KubectlStub, kubectl_binary

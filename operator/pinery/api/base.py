@@ -1,7 +1,7 @@
 """Building blocks shared by every pinery API model.
 
 The pydantic models in `pinery.api` are the single source of truth for the API: the CRDs are
-generated from them (`pinery.crds`) and the operator parses specs with them. A few
+generated from them (`pinery.generate.crds`) and the operator parses specs with them. A few
 `x-pinery-*` JSON-schema markers carry what plain pydantic cannot say (immutability); the CRD
 generator turns them into CEL rules and strips them.
 """

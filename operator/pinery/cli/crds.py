@@ -35,7 +35,7 @@ def find_root(start: Path) -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     from pinery.api import RESOURCES
-    from pinery.crds import render_crd, stale_files, write_crds
+    from pinery.generate.crds import render_crd, stale_files, write_crds
 
     if args.stdout:
         sys.stdout.write("---\n".join(render_crd(res) for res in RESOURCES))

@@ -24,8 +24,8 @@ from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob import progress_from_logs
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.plan import Plan
+from pinery.gateways.kube import KubeError
 from pinery.handlers.object_loop import ObjectLoop
-from pinery.kube import KubeError
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"

@@ -27,9 +27,9 @@ from pydantic import ValidationError
 from pinery.api.base import GROUP, VERSION, controller_reference, has_finalizer
 from pinery.api.conditions import get_condition, now_rfc3339
 from pinery.api.vectorindex import VectorIndexSpec
+from pinery.gateways.kube import KubeError
+from pinery.gateways.pinecone import PineconeCallError
 from pinery.handlers.object_loop import ObjectLoop, jitter
-from pinery.kube import KubeError
-from pinery.pinecone_gateway import PineconeCallError
 from pinery.services import Services
 from pinery.settings import OperatorSettings
 from pinery.vectorindex import accepted, deletion

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, TypeVar
 
 from pinery.api import RESOURCES
-from pinery.crds import build_crd
+from pinery.generate.crds import build_crd
 from pinery.local.kubeclient import ApiError, KubeClient
 from pinery.local.podrunner import processes
 

@@ -27,7 +27,7 @@ from pinery.api.base import GROUP, VERSION
 from pinery.local.cluster import LocalCluster, leftover_processes
 from pinery.local.kubeclient import ApiError, KubeClient
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 INDEX_EXAMPLE, JOB_EXAMPLE = "vectorindex-serverless.yaml", "fsdpjob-builtin-trainer.yaml"
 NAMESPACE = "default"
 STEPS = 5
@@ -266,7 +266,7 @@ async def demo(state_dir: Path | None, master_port: int | None, timeout: float) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pinery.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pinery.local.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--state-dir", type=Path, help="keep local mode's state here (default: a temporary directory, removed)")
     parser.add_argument("--master-port", type=int, help="rendezvous port of the training job (default: the example's)")
     parser.add_argument("--timeout", type=float, default=150, help="seconds to wait for each resource (default 150)")

@@ -1,6 +1,6 @@
 """The openAPIV3Schema of each pinery kind, built from the API models.
 
-The CRDs (`pinery.crds`), the API reference (`pinery.apidocs`) and `pinery validate`
+The CRDs (`pinery.generate.crds`), the API reference (`pinery.generate.apidocs`) and `pinery validate`
 (`pinery.manifest_check`) all read the schemas from here.
 """
 
