@@ -12,6 +12,9 @@ import asyncio
 import os
 from typing import Any
 
+# A Kubernetes object or list as JSON: the operator reads and writes plain dicts.
+Obj = dict[str, Any]
+
 # kind -> (apiVersion, plural) for every kind pinery reads or writes itself.
 KINDS: dict[str, tuple[str, str]] = {
     "Pod": ("v1", "pods"),
@@ -37,9 +40,10 @@ def load_api_client(kubeconfig: str | None = None) -> Any:
 
     configuration = kubernetes.client.Configuration()
     if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        kubernetes.config.load_incluster_config(client_configuration=configuration)
+        # The kubernetes client ships no type information.
+        kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
-        kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+        kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
     return kubernetes.client.ApiClient(configuration)
 
 
@@ -60,7 +64,7 @@ class Kube:
     def __init__(self, api_client: Any):
         self.api_client = api_client
 
-    def _request(self, method: str, path: str, *, body: Any = None, query: dict | None = None,
+    def _request(self, method: str, path: str, *, body: Any = None, query: dict[str, Any] | None = None,
                  content_type: str = "application/json", raw: bool = False) -> Any:
         import json
 
@@ -81,10 +85,16 @@ class Kube:
             return text
         return json.loads(text) if text else {}
 
-    async def _run(self, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(self._request, *args, **kwargs)
+    async def _run(self, *args: Any, **kwargs: Any) -> Obj:
+        """A request in a worker thread; its JSON answer (an object or a list)."""
+        result: Obj = await asyncio.to_thread(self._request, *args, **kwargs)
+        return result
 
-    async def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
+    async def _run_text(self, *args: Any, **kwargs: Any) -> str:
+        text: str = await asyncio.to_thread(self._request, *args, raw=True, **kwargs)
+        return text
+
+    async def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
         try:
             return await self._run("GET", path_for(kind, namespace, name))
         except KubeError as exc:
@@ -92,12 +102,13 @@ class Kube:
                 return None
             raise
 
-    async def list(self, kind: str, namespace: str | None, label_selector: str = "") -> list[dict]:
+    async def list(self, kind: str, namespace: str | None, label_selector: str = "") -> list[Obj]:
         query = {"labelSelector": label_selector} if label_selector else None
         result = await self._run("GET", path_for(kind, namespace), query=query)
-        return result.get("items", [])
+        items: list[Obj] = result.get("items", [])
+        return items
 
-    async def create(self, obj: dict) -> dict:
+    async def create(self, obj: Obj) -> Obj:
         """Create `obj`; when it already exists, return the existing object instead."""
         meta = obj["metadata"]
         try:
@@ -110,12 +121,12 @@ class Kube:
             raise KubeError(409, f"{obj['kind']} {meta['name']} is being replaced")
         return existing
 
-    async def merge_patch(self, kind: str, namespace: str | None, name: str, patch: dict, subresource: str | None = None) -> dict:
+    async def merge_patch(self, kind: str, namespace: str | None, name: str, patch: Obj, subresource: str | None = None) -> Obj:
         return await self._run(
             "PATCH", path_for(kind, namespace, name, subresource), body=patch, content_type="application/merge-patch+json"
         )
 
-    async def apply(self, obj: dict) -> dict:
+    async def apply(self, obj: Obj) -> Obj:
         """Create `obj`, or merge its labels, annotations, owner references and data into it."""
         meta = obj["metadata"]
         current = await self.get(obj["kind"], meta.get("namespace"), meta["name"])
@@ -152,10 +163,10 @@ class Kube:
         secret = await self.get("Secret", namespace, name)
         if secret is None:
             return None
-        data = secret.get("data") or {}
+        data: dict[str, str] = secret.get("data") or {}
         if key in data:
             return base64.b64decode(data[key]).decode("utf-8").strip()
-        string_data = secret.get("stringData") or {}
+        string_data: dict[str, str] = secret.get("stringData") or {}
         return string_data.get(key)
 
     async def pod_log(self, namespace: str, name: str, container: str | None = None, tail_lines: int | None = None,
@@ -167,14 +178,15 @@ class Kube:
             query["tailLines"] = tail_lines
         if timestamps:
             query["timestamps"] = "true"
-        return await self._run("GET", path_for("Pod", namespace, name, "log"), query=query, raw=True)
+        return await self._run_text("GET", path_for("Pod", namespace, name, "log"), query=query)
 
 
 def _status_message(data: bytes, reason: Any) -> str:
     import json
 
     try:
-        return json.loads(data).get("message") or str(reason)
+        message = json.loads(data).get("message")
+        return message if isinstance(message, str) and message else str(reason)
     except (TypeError, ValueError, AttributeError):
         return str(reason)
 
@@ -183,4 +195,5 @@ def _contains(current: Any, patch: Any) -> bool:
     """Whether merging `patch` into `current` would change nothing (lists compare whole)."""
     if isinstance(patch, dict):
         return isinstance(current, dict) and all(_contains(current.get(k), v) for k, v in patch.items())
-    return current == patch
+    same: bool = current == patch
+    return same
