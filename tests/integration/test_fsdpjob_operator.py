@@ -1,5 +1,5 @@
 """The FSDPJob operator (real Kopf, real handlers) against the local control plane; the test is
-the kubelet: it writes pod statuses and removes deleted pods (see fsdpjob_harness)."""
+the kubelet: it writes pod statuses and removes deleted pods (see tests/support/fsdpjob.py)."""
 
 from __future__ import annotations
 

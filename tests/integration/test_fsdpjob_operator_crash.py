@@ -1,7 +1,7 @@
 """The FSDPJob operator killed in the middle of creating a job and of a gang restart.
 
 The first operator stops dead before a chosen request (it is never sent: see
-`fsdpjob_harness.GatedKube`) and is then shut down; a second operator, with nothing but what
+`tests.support.fsdpjob.GatedKube`) and is then shut down; a second operator, with nothing but what
 is in the API, finishes the work. Whatever the point, there is exactly one set of pods per
 attempt, never a pod of the new attempt before the old ones are gone, and one restart counted.
 """
