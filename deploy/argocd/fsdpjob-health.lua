@@ -1,6 +1,6 @@
 -- Argo CD health of a pinery.dev FSDPJob, from its phase.
 -- Succeeded: Healthy. Failed: Degraded. Suspended: Suspended.
--- Pending, Running, Restarting (and no status yet): Progressing.
+-- Pending, Queued, Running, Restarting (and no status yet): Progressing.
 local hs = {status = "Progressing", message = "Waiting for the operator"}
 if obj.status == nil or obj.status.phase == nil then
   return hs

@@ -99,6 +99,8 @@ def job(**status):
         (job(phase="Running", conditions=[condition("Running", "True", "2/2 nodes running")], progress={"step": 12, "totalSteps": 20}),
          "Progressing", "Running: 2/2 nodes running (step 12/20)"),
         (job(phase="Running", progress={"step": 3}), "Progressing", "Running (step 3)"),
+        (job(phase="Queued", conditions=[condition("Queued", "True", "waiting for quota in ClusterQueue gpus")]),
+         "Progressing", "Queued: waiting for quota in ClusterQueue gpus"),
         (job(phase="Restarting", restarts=1, conditions=[condition("Restarting", "True", "node 1 exited with 137")]),
          "Progressing", "Restarting: node 1 exited with 137"),
         (job(phase="Succeeded", conditions=[condition("Succeeded", "True", "all nodes exited 0")]), "Healthy", "Succeeded: all nodes exited 0"),
@@ -114,7 +116,7 @@ def test_fsdpjob_health(obj, expected, message):
 
 def test_phases_of_the_api_are_all_covered():
     """Every phase the models can report maps to the intended Argo CD status."""
-    expected = {"Pending": "Progressing", "Running": "Progressing", "Restarting": "Progressing",
+    expected = {"Pending": "Progressing", "Queued": "Progressing", "Running": "Progressing", "Restarting": "Progressing",
                 "Succeeded": "Healthy", "Failed": "Degraded", "Suspended": "Suspended"}
     phases = object_schema(FSDP_JOB)["properties"]["status"]["properties"]["phase"]["enum"]
     assert sorted(phases) == sorted(expected)

@@ -67,7 +67,7 @@ def test_include_object_none_and_object_and_invalid():
 def test_fsdpjob_columns_follow_the_crd_printer_columns():
     assert columns(to_table(FSDPJOB_TYPE, [], now=NOW)) == [
         ("Name", "string", 0), ("Nodes", "integer", 0), ("Procs", "string", 0), ("Phase", "string", 0),
-        ("Restarts", "integer", 0), ("Step", "integer", 0), ("Age", "date", 0), ("Loss", "number", 1),
+        ("Restarts", "integer", 0), ("Step", "integer", 0), ("Age", "date", 0), ("Loss", "number", 1), ("Disruptions", "integer", 1),
     ]
     name = to_table(FSDPJOB_TYPE, [], now=NOW)["columnDefinitions"][0]
     assert name["format"] == "name"
@@ -79,8 +79,8 @@ def test_fsdpjob_cells_and_missing_values():
                   status={"phase": "Running", "restarts": 1, "progress": {"step": 150, "loss": 2.5}})
     fresh = obj("b", created=ago(seconds=42), spec={"numNodes": 2, "nprocPerNode": 8})
     assert cells(FSDPJOB_TYPE, running, fresh) == [
-        ["a", 4, "auto", "Running", 1, 150, "3h20m", 2.5],
-        ["b", 2, "8", None, None, None, "42s", None],  # a number in a string column prints as text
+        ["a", 4, "auto", "Running", 1, 150, "3h20m", 2.5, None],
+        ["b", 2, "8", None, None, None, "42s", None, None],  # a number in a string column prints as text
     ]
 
 
@@ -373,7 +373,7 @@ def test_kubectl_get_fsdpjobs_shows_the_printer_columns(tmp_path):
 def test_kubectl_get_wide_adds_the_priority_columns(tmp_path):
     lines = kubectl_get([fsdpjob("train", phase="Running", progress={"step": 40, "loss": 2.25})],
                         "fsdpjobs", "-o", "wide", tmp_path=tmp_path)
-    assert lines[0] == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE", "LOSS"]
+    assert lines[0] == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE", "LOSS", "DISRUPTIONS"]
     assert lines[1][-1] == "2.25"
 
 

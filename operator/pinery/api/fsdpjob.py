@@ -60,8 +60,18 @@ DEFAULT_TERMINATION_GRACE_SECONDS = 120
 JOB_NAME_MAX = 50
 MAX_NODES = 1000
 
-Phase = Literal["Pending", "Running", "Restarting", "Succeeded", "Failed", "Suspended"]
-ConditionType = Literal["Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Synced"]
+Phase = Literal["Pending", "Queued", "Running", "Restarting", "Succeeded", "Failed", "Suspended"]
+ConditionType = Literal["Created", "Queued", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Synced"]
+
+# Gang schedulers pinery makes a PodGroup for, and the scheduler name its pods get unless
+# podTemplate.schedulerName says otherwise: scheduler-plugins' chart runs coscheduling as a
+# second scheduler under this name (manifests/install/charts/as-a-second-scheduler), Volcano's
+# scheduler is `volcano`.
+GangScheduler = Literal["coscheduling", "volcano"]
+DEFAULT_SCHEDULER_NAMES: dict[str, str] = {"coscheduling": "scheduler-plugins-scheduler", "volcano": "volcano"}
+# Default and cap of spec.maxDisruptions; cap of the gang restart backoff.
+DEFAULT_MAX_DISRUPTIONS = 10
+MAX_RESTART_BACKOFF_SECONDS = 3600
 
 # A JSON-schema for Kubernetes objects pinery passes through without looking inside.
 _OPAQUE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -222,6 +232,23 @@ class CheckpointSpec(ApiModel):
     )
 
 
+class GangSpec(ApiModel):
+    """Gang scheduling: a PodGroup per attempt, so the scheduler places all of a job's pods or none."""
+
+    scheduler: GangScheduler = Field(
+        description=(
+            "coscheduling (scheduler-plugins: scheduling.x-k8s.io/v1alpha1 PodGroup) or volcano "
+            "(scheduling.volcano.sh/v1beta1 PodGroup). The pods get the scheduler name "
+            "scheduler-plugins-scheduler or volcano unless podTemplate.schedulerName is set."
+        )
+    )
+    schedule_timeout_seconds: Optional[int] = Field(
+        None, ge=1, le=86400,
+        description="coscheduling only: how long the scheduler waits for the whole gang before it gives up on an attempt. Defaults to the plugin's own.",
+    )
+    queue: Optional[ObjectName] = Field(None, description="volcano only: the Volcano queue of the PodGroup. Defaults to Volcano's default queue.")
+
+
 _MUTABLE_NOTE = "Can be changed while the job exists."
 
 
@@ -324,6 +351,25 @@ class FSDPJobSpec(ApiModel):
     pod_template: Optional[PodTemplate] = Field(
         None, json_schema_extra=immutable(), description="Settings applied to every pod."
     )
+    gang: Optional[GangSpec] = Field(
+        None, json_schema_extra=immutable(),
+        description="Gang scheduling through a PodGroup of the named scheduler; without it pods are scheduled one by one.",
+    )
+    max_disruptions: int = Field(
+        DEFAULT_MAX_DISRUPTIONS, ge=0, le=1000,
+        description=(
+            "Gang restarts after disruptions (preemption, eviction, node loss: not the job's fault) that do not "
+            "spend maxRestarts; past this many, a disruption counts as a failure. Counted in status.disruptions. "
+            f"{_MUTABLE_NOTE}"
+        ),
+    )
+    restart_backoff_seconds: int = Field(
+        0, ge=0, le=MAX_RESTART_BACKOFF_SECONDS,
+        description=(
+            "Base of the exponential wait before a gang restart's new pods are created (doubled per restart, "
+            f"capped at {MAX_RESTART_BACKOFF_SECONDS}s; status.nextAttemptAfter). 0 restarts at once. {_MUTABLE_NOTE}"
+        ),
+    )
 
     def problems(self) -> list[FieldError]:
         """Cross-field rules (each also a CEL rule in the CRD; a test keeps them in step)."""
@@ -343,6 +389,11 @@ class FSDPJobSpec(ApiModel):
                 out.append(FieldError("spec.elastic.minNodes", f"must not exceed maxNodes ({max_nodes})"))
             if not self.elastic.min_nodes <= self.num_nodes <= max_nodes:
                 out.append(FieldError("spec.numNodes", f"must lie between elastic.minNodes and elastic.maxNodes ({self.elastic.min_nodes}..{max_nodes})"))
+        if self.gang is not None:
+            if self.gang.schedule_timeout_seconds is not None and self.gang.scheduler != "coscheduling":
+                out.append(FieldError("spec.gang.scheduleTimeoutSeconds", "is a coscheduling setting (Volcano's PodGroup has none)"))
+            if self.gang.queue is not None and self.gang.scheduler != "volcano":
+                out.append(FieldError("spec.gang.queue", "is a volcano setting; queue with Kueue by the label kueue.x-k8s.io/queue-name"))
         template = self.pod_template or PodTemplate()
         volumes = {v.name for v in template.volumes or []}
         for i, volume in enumerate(template.volumes or []):
@@ -405,6 +456,37 @@ class NodeStatus(ApiModel):
     reason: Optional[str] = Field(None, description="Why the pod is in this phase (for example OOMKilled, ImagePullBackOff).")
 
 
+class DisruptionStatus(ApiModel):
+    """The last disruption that restarted the gang without spending maxRestarts."""
+
+    reason: str = Field(description="The pod's DisruptionTarget reason (PreemptionByScheduler, EvictionByEvictionAPI, ...) or NodeLost.")
+    message: Optional[str] = Field(None, description="What the pod's condition said.")
+    node: Optional[int] = Field(None, ge=0, description="Rank of the node disrupted first.")
+    time: Optional[str] = Field(None, json_schema_extra={"format": "date-time"}, description="When pinery acted on it.")
+
+
+class PodGroupStatus(ApiModel):
+    """The PodGroup of the current attempt, as its scheduler reports it."""
+
+    name: str = Field(description="Name of the PodGroup.")
+    scheduler: Optional[GangScheduler] = Field(None, description="coscheduling or volcano.")
+    phase: Optional[str] = Field(None, description="The PodGroup's status.phase (Pending, Scheduling, Inqueue, Running, ...).")
+    message: Optional[str] = Field(None, description="What the scheduler says about the group, when it says something.")
+
+
+class AdmissionStatus(ApiModel):
+    """The Kueue admission the current attempt's pods were built from."""
+
+    workload: str = Field(description="Name of the job's Workload.")
+    cluster_queue: Optional[str] = Field(None, description="ClusterQueue that admitted the Workload.")
+    flavors: Optional[dict[str, str]] = Field(None, description="ResourceFlavor assigned per resource.")
+    count: Optional[int] = Field(None, ge=0, description="Nodes admitted.")
+    node_selector: Optional[dict[str, str]] = Field(None, description="Node labels the admission added to the pods.")
+    tolerations: Optional[list[OpaqueObject]] = Field(None, description="Tolerations the admission added to the pods.")
+    labels: Optional[dict[str, str]] = Field(None, description="Pod labels from admission checks.")
+    annotations: Optional[dict[str, str]] = Field(None, description="Pod annotations from admission checks.")
+
+
 class Progress(ApiModel):
     """Training progress reported by the built-in trainer."""
 
@@ -426,14 +508,24 @@ class FSDPJobStatus(ApiModel):
         max_length=16,
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
         description=(
-            "Created, Running, Restarting, Succeeded, Failed and Suspended; Synced is False when "
+            "Created, Queued, Running, Restarting, Succeeded, Failed and Suspended; Synced is False when "
             "an immutable field was changed and the pods keep running the spec they were created from."
         ),
     )
     phase: Optional[Phase] = Field(
-        None, description="Pending, Running, Restarting, Succeeded, Failed or Suspended."
+        None, description="Pending, Queued, Running, Restarting, Succeeded, Failed or Suspended."
     )
     restarts: int = Field(0, ge=0, description="Gang restarts so far (never reset).")
+    disruptions: int = Field(
+        0, ge=0, description="Gang restarts after disruptions that did not spend maxRestarts (never reset)."
+    )
+    last_disruption: Optional[DisruptionStatus] = Field(None, description="The last of those disruptions.")
+    next_attempt_after: Optional[str] = Field(
+        None, json_schema_extra={"format": "date-time"},
+        description="While a gang restart backs off (restartBackoffSeconds): when the next attempt's pods are created.",
+    )
+    pod_group: Optional[PodGroupStatus] = Field(None, description="The current attempt's PodGroup (spec.gang).")
+    admission: Optional[AdmissionStatus] = Field(None, description="The Kueue admission of the current attempt (label kueue.x-k8s.io/queue-name).")
     nodes: list[NodeStatus] = Field(
         default_factory=list,
         max_length=MAX_NODES,
@@ -483,6 +575,16 @@ SPEC_RULES = (
         field_path=".numNodes",
     ),
     CelRule(
+        rule="!has(self.gang) || !has(self.gang.scheduleTimeoutSeconds) || self.gang.scheduler == 'coscheduling'",
+        message="gang.scheduleTimeoutSeconds is a coscheduling setting (Volcano's PodGroup has none)",
+        field_path=".gang.scheduleTimeoutSeconds",
+    ),
+    CelRule(
+        rule="!has(self.gang) || !has(self.gang.queue) || self.gang.scheduler == 'volcano'",
+        message="gang.queue is a volcano setting; queue with Kueue by the label kueue.x-k8s.io/queue-name",
+        field_path=".gang.queue",
+    ),
+    CelRule(
         rule="!has(self.podTemplate) || !has(self.podTemplate.volumes) || self.podTemplate.volumes.all(v, !v.name.startsWith('pinery-'))",
         message="podTemplate.volumes names starting with 'pinery-' are reserved for the volumes pinery adds",
         field_path=".podTemplate.volumes",
@@ -529,6 +631,7 @@ FSDP_JOB = ResourceInfo(
         PrinterColumn("Step", ".status.progress.step", "integer", "Last training step reported."),
         PrinterColumn("Age", ".metadata.creationTimestamp", "date", "Time since the object was created."),
         PrinterColumn("Loss", ".status.progress.loss", "number", "Last training loss reported.", priority=1),
+        PrinterColumn("Disruptions", ".status.disruptions", "integer", "Gang restarts after disruptions (not counted as restarts).", priority=1),
     ),
     name_max_length=JOB_NAME_MAX,
     name_pattern=DNS_1035_PATTERN,
