@@ -33,6 +33,7 @@ from pinery.fsdpjob.naming import (
     selector_labels,
     service_name,
 )
+from pinery.fsdpjob.placement import NO_PLACEMENT, Placement
 from pinery.settings import OperatorSettings
 from pinery_trainer.config import TrainerConfig
 
@@ -176,10 +177,13 @@ def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) 
     }
 
 
-def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings) -> dict[str, Any]:
-    """The pod of node `rank` in restart attempt `attempt`."""
+def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings,
+              placement: Placement = NO_PLACEMENT) -> dict[str, Any]:
+    """The pod of node `rank` in restart attempt `attempt`, with what the scheduling
+    integrations add (`placement`: a PodGroup's label, an admission's node labels)."""
     template = spec.pod_template or PodTemplate()
-    labels = {**(template.labels or {}), **pod_labels(job.name, rank, attempt)}
+    # pinery's own labels win: the operator finds and counts its pods by them.
+    labels = {**(template.labels or {}), **placement.labels, **pod_labels(job.name, rank, attempt)}
     volumes, mounts = _volumes(job, spec, template)
     pod_spec: dict[str, Any] = {
         "hostname": pod_name(job.name, rank),
@@ -206,12 +210,13 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
     else:
         # Training needs no Kubernetes API access: progress is read from the logs by the operator.
         pod_spec["automountServiceAccountToken"] = False
+    tolerations = list(template.tolerations or []) + [dict(t) for t in placement.tolerations if t not in (template.tolerations or [])]
     optional = {
-        "nodeSelector": template.node_selector,
-        "tolerations": template.tolerations,
+        "nodeSelector": {**(template.node_selector or {}), **placement.node_selector},
+        "tolerations": tolerations,
         "affinity": template.affinity,
         "priorityClassName": template.priority_class_name,
-        "schedulerName": template.scheduler_name,
+        "schedulerName": placement.scheduler_name or template.scheduler_name,
         "runtimeClassName": template.runtime_class_name,
         "imagePullSecrets": [s.to_api() for s in template.image_pull_secrets] if template.image_pull_secrets else None,
     }
@@ -220,7 +225,7 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _metadata(job, pod_name(job.name, rank), labels, dict(template.annotations or {}) or None),
+        "metadata": _metadata(job, pod_name(job.name, rank), labels, {**(template.annotations or {}), **placement.annotations} or None),
         "spec": pod_spec,
     }
     return copy.deepcopy(pod)  # no dict shared with the spec, the defaults or another pod

@@ -29,7 +29,7 @@ from pinery.fsdpjob.failure_policy import Failure, node_list
 from pinery.fsdpjob.naming import JobRef, pod_name
 from pinery.fsdpjob.nodes import NodeState, known_failure, observed_before
 from pinery.fsdpjob.observe import PodView, view_pod
-from pinery.fsdpjob.plan import Event, Plan, PodDeletion, merge_patch
+from pinery.fsdpjob.plan import Event, ObjectDeletion, ObjectPatch, Plan, PodDeletion, merge_patch
 from pinery.fsdpjob.timing import DEFAULT_TIMING, JobTiming
 from pinery.settings import OperatorSettings
 
@@ -98,6 +98,8 @@ class _Draft:
         self.pods = [view_pod(p) for p in pods]
         self.creates: list[dict[str, Any]] = []
         self.deletions: dict[str, PodDeletion] = {}
+        self.patches: list[ObjectPatch] = []  # of other objects (the Workload)
+        self.object_deletions: list[ObjectDeletion] = []  # children other than pods
         self.events: list[Event] = []
         self.requeue: list[float] = []
         self.delete_job = False
@@ -156,7 +158,9 @@ class _Draft:
             status=status,
             status_patch=merge_patch(self.old, status),
             create=tuple(self.creates),
+            patches=tuple(self.patches),
             delete_pods=tuple(self.deletions.values()),
+            delete_objects=tuple(self.object_deletions),
             delete_job=self.delete_job,
             events=tuple(self.events),
             requeue_after=min(self.requeue) if self.requeue else None,

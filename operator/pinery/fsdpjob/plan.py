@@ -2,8 +2,9 @@
 
 A handler applies a Plan in the order of `steps()`, each step idempotent: the status first (so
 that a restart is counted before any pod goes), then the Events that tell of it (before any
-slower step that could fail and leave a transition untold), then pod deletions, then
-creations, then the job's own deletion. Killed at any step, the handler just plans again.
+slower step that could fail and leave a transition untold), then patches of other objects (the
+Kueue Workload), then pod deletions, then deletions of other children (an old attempt's
+PodGroup), then creations, then the job's own deletion. Killed at any step, the handler just plans again.
 """
 
 from __future__ import annotations
@@ -35,6 +36,26 @@ class PodDeletion:
 
 
 @dataclass(frozen=True)
+class ObjectPatch:
+    """A JSON merge patch of another object the job owns or follows, by its `KINDS` key in
+    gateways.kube. `resource_version` makes it conditional (409 means: plan again)."""
+
+    kind: str
+    name: str
+    patch: dict[str, Any]
+    subresource: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ObjectDeletion:
+    """Delete a child that is not a pod (by `KINDS` key), with a uid precondition."""
+
+    kind: str
+    name: str
+    uid: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Plan:
     # The complete status the job should have (progress included, as it was).
     status: dict[str, Any]
@@ -43,8 +64,12 @@ class Plan:
     status_patch: Optional[dict[str, Any]] = None
     # Objects to create, in order. AlreadyExists (409) means done.
     create: tuple[dict[str, Any], ...] = ()
+    # Patches of other objects, in order.
+    patches: tuple[ObjectPatch, ...] = ()
     # Pods to delete. NotFound (404) and a failed uid precondition (409) mean done.
     delete_pods: tuple[PodDeletion, ...] = ()
+    # Other children to delete (404 and a failed uid precondition mean done).
+    delete_objects: tuple[ObjectDeletion, ...] = ()
     # Delete the FSDPJob itself (ttlSecondsAfterFinished); its children go with it.
     delete_job: bool = False
     events: tuple[Event, ...] = ()
@@ -57,8 +82,12 @@ class Plan:
             yield "patch_status", self.status_patch
         for event in self.events:
             yield "event", event
+        for patch in self.patches:
+            yield "patch", patch
         for deletion in self.delete_pods:
             yield "delete_pod", deletion
+        for other in self.delete_objects:
+            yield "delete_object", other
         for obj in self.create:
             yield "create", obj
         if self.delete_job:

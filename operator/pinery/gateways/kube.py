@@ -15,7 +15,8 @@ from typing import Any
 # A Kubernetes object or list as JSON: the operator reads and writes plain dicts.
 Obj = dict[str, Any]
 
-# kind -> (apiVersion, plural) for every kind pinery reads or writes itself.
+# kind -> (apiVersion, plural) for every kind pinery reads or writes itself; a kind that two
+# API groups define is keyed `Kind.group` (`kind_key`).
 KINDS: dict[str, tuple[str, str]] = {
     "Pod": ("v1", "pods"),
     "Service": ("v1", "services"),
@@ -45,6 +46,13 @@ def load_api_client(kubeconfig: str | None = None) -> Any:
     else:
         kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
     return kubernetes.client.ApiClient(configuration)
+
+
+def kind_key(obj: Obj) -> str:
+    """The `KINDS` key of an object: `Kind.group` where that is a key, else its kind."""
+    kind: str = obj["kind"]
+    qualified = f"{kind}.{str(obj.get('apiVersion') or '').rpartition('/')[0]}"
+    return qualified if qualified in KINDS else kind
 
 
 def path_for(kind: str, namespace: str | None, name: str | None = None, subresource: str | None = None) -> str:
@@ -112,11 +120,11 @@ class Kube:
         """Create `obj`; when it already exists, return the existing object instead."""
         meta = obj["metadata"]
         try:
-            return await self._run("POST", path_for(obj["kind"], meta.get("namespace")), body=obj)
+            return await self._run("POST", path_for(kind_key(obj), meta.get("namespace")), body=obj)
         except KubeError as exc:
             if exc.status != 409:
                 raise
-        existing = await self.get(obj["kind"], meta.get("namespace"), meta["name"])
+        existing = await self.get(kind_key(obj), meta.get("namespace"), meta["name"])
         if existing is None:  # deleted in between: let the caller's next pass try again
             raise KubeError(409, f"{obj['kind']} {meta['name']} is being replaced")
         return existing

@@ -214,8 +214,12 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
             added = (payload.get("restarts") or 0) - ((job.get("status") or {}).get("restarts") or 0)
             if added > 0:
                 services.metrics.fsdpjob_restarts.labels(namespace).inc(added)
+        elif action == "patch":
+            await kube.merge_patch(payload.kind, namespace, payload.name, payload.patch, subresource=payload.subresource)
         elif action == "delete_pod":
             await kube.delete("Pod", namespace, payload.name, uid=payload.uid, grace_seconds=0 if payload.force else None)
+        elif action == "delete_object":
+            await kube.delete(payload.kind, namespace, payload.name, uid=payload.uid)
         elif action == "create":
             try:
                 created = await kube.create(payload)

@@ -12,6 +12,7 @@ from pinery.fsdpjob import JobRef, build_children, build_config_map, build_pod, 
 from pinery.fsdpjob.children import DEFAULT_COMMAND
 from pinery.fsdpjob.naming import master_addr, pod_fqdn
 from pinery.fsdpjob.nproc import gpu_count, nproc_per_node, quantity_value
+from pinery.fsdpjob.placement import Placement
 from pinery_trainer.config import TrainerConfig
 from tests.support.k8s import assert_valid
 from tests.unit.fsdpjob.cluster import SETTINGS
@@ -221,6 +222,33 @@ def test_pod_template_is_applied_under_pinerys_own_labels():
     # the builder copies: mutating the pod leaves the spec alone
     ps["tolerations"][0]["key"] = "changed"
     assert s.pod_template.tolerations[0]["key"] == "nvidia.com/gpu"
+
+
+def test_a_placement_adds_to_the_template_and_never_replaces_pinerys_labels():
+    gang = Placement(labels={"scheduling.x-k8s.io/pod-group": "train-0", "pinery.dev/job-name": "other"},
+                     scheduler_name="scheduler-plugins-scheduler")
+    flavor = Placement(node_selector={"cloud.example/accelerator": "h100"}, annotations={"note": "admitted"},
+                       tolerations=({"key": "spot", "operator": "Exists", "effect": "NoSchedule"}, TEMPLATE["tolerations"][0]))
+    pod = build_pod(JOB, spec(podTemplate=TEMPLATE), 1, 3, SETTINGS, gang + flavor)
+    assert_valid(pod)
+    meta, ps = pod["metadata"], pod["spec"]
+    assert meta["labels"]["scheduling.x-k8s.io/pod-group"] == "train-0"
+    assert meta["labels"]["pinery.dev/job-name"] == "train" and meta["labels"]["pinery.dev/attempt"] == "3"
+    assert meta["annotations"] == {"prometheus.io/scrape": "true", "note": "admitted"}
+    assert ps["nodeSelector"] == {"gpu": "h100", "cloud.example/accelerator": "h100"}
+    # the template's toleration once, then the admission's own
+    assert ps["tolerations"] == [*TEMPLATE["tolerations"], {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}]
+    assert ps["schedulerName"] == "scheduler-plugins-scheduler"  # the placement's, over the template's volcano
+
+
+def test_placements_combine_later_wins_and_tolerations_are_not_repeated():
+    a = Placement(labels={"x": "1"}, tolerations=({"key": "a"},), scheduler_name="volcano")
+    b = Placement(labels={"x": "2", "y": "3"}, tolerations=({"key": "a"}, {"key": "b"}))
+    both = a + b
+    assert both.labels == {"x": "2", "y": "3"}
+    assert both.tolerations == ({"key": "a"}, {"key": "b"})
+    assert both.scheduler_name == "volcano"
+    assert build_pod(JOB, spec(), 0, 0, SETTINGS)["spec"].get("nodeSelector") is None  # nothing added, nothing empty
 
 
 def test_security_defaults_and_user_overrides():
