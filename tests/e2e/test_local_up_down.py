@@ -152,10 +152,12 @@ def test_up_down_and_up_again(tmp_path):
         kept = app_index(kubectl).fetch(ids=["kept"], namespace="tenant").vectors["kept"]
         assert kept.values == [0.5] * 384 and kept.metadata == {"n": 1}
         # The job's pods were lost with their processes: the runner reports them Failed
-        # (NodeLost), and the job restarts its gang, within its budget, and succeeds.
+        # (NodeLost), and the job restarts its gang and succeeds. A lost node is a
+        # disruption, not the job's failure: no restart of its budget is spent.
         kubectl.wait_for("fsdpjob/sleeper", "Succeeded", timeout=60)
         job = kubectl.get("fsdpjob/sleeper")
-        assert job["status"]["restarts"] == 1
+        assert (job["status"]["restarts"], job["status"]["disruptions"]) == (0, 1)
+        assert job["status"]["lastDisruption"]["reason"] == "NodeLost"
         messages = [e["message"] for e in kubectl.get("events")["items"] if e["involvedObject"]["name"] == "sleeper"]
         assert any("NodeLost" in m for m in messages), messages
     finally:

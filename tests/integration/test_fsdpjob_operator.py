@@ -11,6 +11,7 @@ from typing import Iterator
 import pytest
 import yaml
 
+from pinery.api.conditions import parse_time
 from pinery.fsdpjob.naming import LABEL_ATTEMPT
 from tests.conftest import REPO_ROOT
 from tests.support import fsdpjob as h
@@ -223,24 +224,46 @@ def preempt(kubelet: h.TestKubelet, name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "break_node, reason",
+    "break_node, reason, disruption",
     [
-        pytest.param(lambda k: k.set_status("lost-node-1", h.evicted("The node was low on resource: memory.")), "Evicted", id="kubelet eviction"),
-        pytest.param(lambda k: k.remove("lost-node-1"), "PodDeleted", id="deleted at once by someone"),
-        pytest.param(lambda k: k.plane.http("DELETE", f"/api/v1/namespaces/{k.namespace}/pods/lost-node-1"), "PodDeleted", id="deleted gracefully by someone"),
-        pytest.param(lambda k: k.set_status("lost-node-1", h.node_lost()), "NodeLost", id="node lost"),
-        pytest.param(lambda k: preempt(k, "lost-node-1"), "PreemptionByScheduler", id="preemption"),
+        # a kubelet that writes no DisruptionTarget condition: a failure (disruption_policy)
+        pytest.param(lambda k: k.set_status("lost-node-1", h.evicted("The node was low on resource: memory.")), "Evicted", False,
+                     id="kubelet eviction"),
+        pytest.param(lambda k: k.remove("lost-node-1"), "PodDeleted", False, id="deleted at once by someone"),
+        pytest.param(lambda k: k.plane.http("DELETE", f"/api/v1/namespaces/{k.namespace}/pods/lost-node-1"), "PodDeleted", False,
+                     id="deleted gracefully by someone"),
+        # disruptions: the gang restarts without spending maxRestarts
+        pytest.param(lambda k: k.set_status("lost-node-1", h.node_lost()), "NodeLost", True, id="node lost"),
+        pytest.param(lambda k: preempt(k, "lost-node-1"), "PreemptionByScheduler", True, id="preemption"),
     ],
 )
-def test_losing_a_node_any_way_restarts_the_gang(plane, ns, kubelet, op, break_node, reason):
+def test_losing_a_node_any_way_restarts_the_gang(plane, ns, kubelet, op, break_node, reason, disruption):
     started(plane, ns, kubelet, op, "lost", maxRestarts=1)
     break_node(kubelet)
     pods = kubelet.wait_pods("lost", 2, attempt=1)
     job = h.get_job(plane, ns, "lost")
-    assert h.status(job)["restarts"] == 1 and h.status(job)["phase"] == "Restarting"
-    failed = [m for t, r, m in h.events(plane, ns, "lost") if r == "NodeFailed"]
+    assert h.status(job)["phase"] == "Restarting"
+    assert (h.status(job)["restarts"], h.status(job).get("disruptions", 0)) == ((0, 1) if disruption else (1, 0))
+    event = "NodeDisrupted" if disruption else "NodeFailed"
+    failed = [m for t, r, m in h.events(plane, ns, "lost") if r == event]
     assert len(failed) == 1 and failed[0].startswith("node 1 (pod lost-node-1) failed: ") and f"({reason})" in failed[0]
     assert len(kubelet.created("lost")) == 4 and attempts(pods) == [1, 1]
+    assert op.restarts_counter() == (0 if disruption else 1)
+    if disruption:
+        assert h.condition(job, "Restarting")["reason"] == "Disrupted"
+        assert h.status(job)["lastDisruption"]["reason"] == reason
+
+
+def test_a_gang_restart_backs_off_and_the_status_says_until_when(plane, ns, kubelet, op):
+    started(plane, ns, kubelet, op, "slow", maxRestarts=2, restartBackoffSeconds=2)
+    kubelet.exit("slow", 1, 1)
+    job = op.wait(("slow"), lambda j: h.status(j).get("nextAttemptAfter"), what="the backoff in status")
+    due = parse_time(h.status(job)["nextAttemptAfter"])
+    assert "backoff, restartBackoffSeconds" in h.condition(job, "Restarting")["message"]
+    pods = kubelet.wait_pods("slow", 2, attempt=1)
+    created = [parse_time(p["metadata"]["creationTimestamp"]) for p in pods]
+    # creationTimestamp has whole seconds; the backoff's end does too
+    assert all(t >= due for t in created), (created, due)
 
 
 def test_a_pod_stuck_terminating_on_a_lost_node_is_force_deleted(plane, ns, kubelet, op):
@@ -378,7 +401,7 @@ def test_progress_from_rank0s_log_and_kubectl_get_wait_describe(plane, ns, kubel
     assert table[0].split() == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE"]
     assert table[1].split()[:6] == ["learn", "2", "1", "Running", "0", "20"]
     wide = plane.kubectl("get", "fj", "learn", "-n", ns, "-o", "wide").stdout.splitlines()
-    assert wide[0].split()[-1] == "LOSS" and wide[1].split()[-1] == "3.25"
+    assert wide[0].split()[-2:] == ["LOSS", "DISRUPTIONS"] and wide[1].split()[-2:] == ["3.25", "0"]
 
     waiter = subprocess.Popen(
         [__import__("shutil").which("kubectl"), "wait", "--for=condition=Succeeded", "fj/learn", "-n", ns, "--timeout=20s"],

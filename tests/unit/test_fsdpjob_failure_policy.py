@@ -106,16 +106,17 @@ def test_decide(case):
 @pytest.mark.parametrize(
     "max_restarts, used, new, want",
     [
-        (3, 0, [2, 1], [(1, True, 1), (2, True, 2)]),  # by rank, one restart each
-        (3, 2, [1, 2], [(1, True, 3), (2, False, 0)]),  # the budget runs out on the second
-        (0, 0, [1], [(1, False, 0)]),
+        (3, 0, [2, 1], [(1, True, "restart 1 of 3"), (2, True, "restart 2 of 3")]),  # by rank, one restart each
+        (3, 2, [1, 2], [(1, True, "restart 3 of 3"), (2, False, "no restarts left")]),  # the budget runs out on the second
+        (0, 0, [1], [(1, False, "no restarts left")]),
     ],
 )
 def test_elastic_failures_replace_nodes_while_budget_lasts(max_restarts, used, new, want):
     s = spec(maxRestarts=max_restarts, elastic={"minNodes": 2})
     d = decide(s, 4, used, [failure(r) for r in new], [failure(r) for r in new])
     assert d.action == "replace"
-    assert [(r.failure.rank, r.replaced, r.attempt) for r in d.replacements] == want
+    assert [(r.failure.rank, r.replaced) for r in d.replacements] == [(rank, replaced) for rank, replaced, _ in want]
+    assert all(text in r.message for r, (_, _, text) in zip(d.replacements, want, strict=True))
     assert d.restarts == used + sum(1 for _, replaced, _ in want if replaced)
     for r in d.replacements:
         assert r.message.endswith("training goes on without it") is (not r.replaced)

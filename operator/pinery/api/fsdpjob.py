@@ -522,7 +522,10 @@ class FSDPJobStatus(ApiModel):
     last_disruption: Optional[DisruptionStatus] = Field(None, description="The last of those disruptions.")
     next_attempt_after: Optional[str] = Field(
         None, json_schema_extra={"format": "date-time"},
-        description="While a gang restart backs off (restartBackoffSeconds): when the next attempt's pods are created.",
+        description=(
+            "After a gang restart with restartBackoffSeconds: when the attempt's pods are (or were first) created; "
+            "the startup timeout counts from then."
+        ),
     )
     pod_group: Optional[PodGroupStatus] = Field(None, description="The current attempt's PodGroup (spec.gang).")
     admission: Optional[AdmissionStatus] = Field(None, description="The Kueue admission of the current attempt (label kueue.x-k8s.io/queue-name).")

@@ -27,11 +27,13 @@ def active_deadline_left(deadline: Optional[int], start_time: Optional[str], sus
     return _left(start, deadline, now)
 
 
-def startup_left(limit: int, start_time: Optional[str], conditions: list[dict[str, Any]], now: datetime) -> Optional[float]:
+def startup_left(limit: int, start_time: Optional[str], conditions: list[dict[str, Any]], now: datetime,
+                 later: Iterable[Optional[str]] = ()) -> Optional[float]:
     """Seconds left of startupTimeoutSeconds, counted from the latest of the first creation, the
-    last gang restart (Restarting True) and the last resume (Suspended False); None when none is
-    known."""
-    starts = [parse_time(start_time)]
+    last gang restart (Restarting True), the last resume (Suspended False) and the `later`
+    starts (the end of a restart backoff: waiting for it is not a slow start); None when none
+    is known."""
+    starts = [parse_time(start_time), *(parse_time(t) for t in later)]
     for type_, status in (("Restarting", "True"), ("Suspended", "False")):
         c = get_condition(conditions, type_)
         if c and c.get("status") == status:

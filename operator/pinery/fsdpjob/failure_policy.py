@@ -28,6 +28,7 @@ class Failure:
     exit_code: Optional[int]
     detail: str
     at: datetime
+    disrupted: bool = False  # the pod's DisruptionTarget condition was True (disruption_policy)
 
     def describe(self) -> str:
         code = f"exit code {self.exit_code}" if self.exit_code is not None else "no exit code"
@@ -58,10 +59,10 @@ def node_failures(n: int, current: Mapping[int, PodView], pod_names: Sequence[st
             else:
                 continue
         elif p.failed:
-            f = Failure(i, name, p.reason or "Error", p.exit_code, p.detail, p.finished_at or now)
+            f = Failure(i, name, p.reason or "Error", p.exit_code, p.detail, p.finished_at or now, p.disrupted)
         elif p.terminating:
             reason = p.reason if p.reason not in (None, "Terminating") else "PodDeleted"
-            f = Failure(i, name, reason, None, p.detail or "the pod was deleted by someone other than pinery", now)
+            f = Failure(i, name, reason, None, p.detail or "the pod was deleted by someone other than pinery", now, p.disrupted)
         else:
             continue
         out.append(f)
@@ -145,7 +146,6 @@ class Replacement:
 
     failure: Failure
     replaced: bool
-    attempt: int
     message: str
 
 
@@ -157,6 +157,8 @@ class FailureDecision:
     reason: str = ""  # the Failed reason ("fail")
     message: str = ""  # the Failed or Restarting message
     replacements: tuple[Replacement, ...] = ()  # "replace", by rank
+    disruptions: int = 0  # status.disruptions after the decision (disruption_policy)
+    disrupted: Optional[Failure] = None  # the disruption acted on, when it was one
 
 
 def decide(spec: FSDPJobSpec, n: int, restarts: int, failures: list[Failure], new: list[Failure]) -> FailureDecision:
@@ -182,10 +184,10 @@ def decide(spec: FSDPJobSpec, n: int, restarts: int, failures: list[Failure], ne
     out = []
     for f in sorted(new, key=lambda f: f.rank):
         if restarts >= limit:
-            out.append(Replacement(f, False, 0, f"{f.describe()}; no restarts left ({limit} of {limit} used): training goes on without it"))
+            out.append(Replacement(f, False, f"{f.describe()}; no restarts left ({limit} of {limit} used): training goes on without it"))
             continue
         restarts += 1
-        out.append(Replacement(f, True, restarts, f"{f.describe()}; replacing its pod (restart {restarts} of {limit})"))
+        out.append(Replacement(f, True, f"{f.describe()}; replacing its pod (restart {restarts} of {limit})"))
     return FailureDecision("replace", restarts, reported, replacements=tuple(out))
 
 

@@ -14,14 +14,14 @@ a status that lost its count (restored without status, say) is repaired upwards,
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
 from pydantic import ValidationError
 
-from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, set_condition
+from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, parse_time, set_condition
 from pinery.api.fsdpjob import FSDPJobSpec
-from pinery.fsdpjob import failure_policy, success_policy
+from pinery.fsdpjob import disruption_policy, failure_policy, success_policy
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
 from pinery.fsdpjob.children import build_config_map, build_pod, build_service
 from pinery.fsdpjob.deadlines import active_deadline_left, startup_left, stuck_terminating, ttl_left
@@ -186,16 +186,20 @@ class _Pass:
         self.nodes: dict[int, NodeState] = {
             i: NodeState.load(i, pod_name(self.ref.name, i), self.old_nodes.get(i)) for i in range(self.n)
         }
-        # A pod's attempt label witnesses a restart count already written (see the docstring).
+        # A pod's attempt label witnesses an attempt already written; a status that lost its
+        # count takes it as the restart count, the most it can be (see the docstring).
         witnessed = max([p.attempt for p in self.owned], default=0)
-        self.restarts: int = max(int(draft.old.get("restarts") or 0), witnessed)
+        self.witnessed = witnessed
+        self.restarts: int = int(draft.old["restarts"] or 0) if "restarts" in draft.old else witnessed
+        self.disruptions: int = int(draft.old.get("disruptions") or 0)
+        self.last_disruption: Optional[dict[str, Any]] = draft.old.get("lastDisruption")
+        self.next_attempt_after: Optional[str] = draft.old.get("nextAttemptAfter")
         for p in self.owned:
             if p.rank is not None and p.rank < self.n:
                 self.nodes[p.rank].attempt = max(self.nodes[p.rank].attempt, p.attempt)
         if self.elastic is None:
             # One attempt for the whole gang.
-            gang = max([self.restarts] + [node.attempt for node in self.nodes.values()])
-            self.restarts = gang
+            gang = max([witnessed] + [node.attempt for node in self.nodes.values()])
             for node in self.nodes.values():
                 node.attempt = gang
         self.current: dict[int, PodView] = {}
@@ -311,9 +315,10 @@ class _Pass:
             return
         d.stop(self.stale)
         failures, new = self._failures()
-        decision = failure_policy.decide(self.spec, self.n, self.restarts, failures, new)
+        decision = disruption_policy.decide(self.spec, self.n, self.restarts, self.disruptions, failures, new)
         for f in decision.reported:
-            d.emit("Warning", "NodeFailed", f.describe())
+            d.emit("Warning", "NodeDisrupted" if disruption_policy.is_disruption(f) else "NodeFailed", f.describe())
+        self._record_disruption(decision)
         if decision.action == "fail":
             self._fail(decision.reason, decision.message)
             return
@@ -381,17 +386,36 @@ class _Pass:
             self.nodes[0].reason = "ExitedBeforeNodesJoined"
         return check.failures, [f for f in check.failures if f.rank not in known]
 
+    def _next_attempt(self) -> int:
+        """A number no pod of the job carries yet: attempts are not restarts (a disruption or a
+        Kueue eviction starts one without spending maxRestarts)."""
+        return max([self.witnessed, *(node.attempt for node in self.nodes.values())]) + 1
+
+    def _record_disruption(self, decision: failure_policy.FailureDecision) -> None:
+        f = decision.disrupted
+        self.disruptions = decision.disruptions
+        if f is not None:
+            self.last_disruption = {"reason": f.reason, "message": _clip(f.detail) or None, "node": f.rank, "time": self.d.now_s}
+            self.last_disruption = {k: v for k, v in self.last_disruption.items() if v is not None}
+
     def _gang_restart(self, decision: failure_policy.FailureDecision) -> None:
         # The new attempt goes into the status patch, which is written before any pod is
         # deleted: the failed pods are stale from then on (see the restart protocol above).
         d = self.d
         self.restarts = decision.restarts
+        attempt = self._next_attempt()
         for node in self.nodes.values():
-            node.new_attempt(self.restarts, "Restarting")
+            node.new_attempt(attempt, "Restarting")
         d.stop(self.current.values())
         self._classify()
-        d.set("Restarting", "True", "GangRestart", decision.message)
-        d.emit("Warning", "GangRestart", decision.message)
+        message = decision.message
+        wait = disruption_policy.backoff(self.restarts + self.disruptions, self.spec.restart_backoff_seconds)
+        if wait:
+            self.next_attempt_after = now_rfc3339(d.now + timedelta(seconds=wait))
+            message += f"; the next attempt starts at {self.next_attempt_after} ({wait:.0f}s backoff, restartBackoffSeconds)"
+        reason = "Disrupted" if decision.disrupted is not None else "GangRestart"
+        d.set("Restarting", "True", reason, message)
+        d.emit("Warning", reason, message)
         d.set("Running", "False", "Restarting", "the gang is restarting")
 
     def _replace_nodes(self, decision: failure_policy.FailureDecision) -> None:
@@ -403,7 +427,7 @@ class _Pass:
                 node.phase, node.exit_code, node.reason = "Failed", f.exit_code, f.reason
                 d.emit("Warning", "NodeNotReplaced", r.message)
                 continue
-            node.new_attempt(r.attempt, "Replacing")
+            node.new_attempt(self._next_attempt(), "Replacing")
             if f.rank in self.current:
                 d.stop([self.current[f.rank]])
             d.emit("Warning", "NodeReplaced", r.message)
@@ -437,6 +461,12 @@ class _Pass:
                 self.nodes[i].reason = "WaitingForOldPod"
         create = [i for i in missing if i not in blocked]
         if not create:
+            return
+        due = parse_time(self.next_attempt_after)
+        if due is not None and due > d.now:
+            d.after((due - d.now).total_seconds())
+            for i in create:
+                self.nodes[i].reason = "BackingOff"
             return
         # The start counts from the first attempt to create, refused or not, so the startup
         # timeout also ends a job whose pods the API server keeps refusing.
@@ -507,7 +537,7 @@ class _Pass:
 
     def _startup_deadline(self, waiting: str) -> None:
         limit = self.spec.startup_timeout_seconds
-        left = startup_left(limit, self.d.start_time, self.d.conditions, self.d.now)
+        left = startup_left(limit, self.d.start_time, self.d.conditions, self.d.now, later=[self.next_attempt_after])
         if left is None:
             return
         if left > 0:
@@ -523,7 +553,10 @@ class _Pass:
         conditions = d.sorted()
         nodes = [self.nodes[i].to_status() for i in range(self.n)]
         status.update(conditions=conditions, phase=phase_of(conditions), restarts=self.restarts, nodes=nodes, observedGeneration=d.generation)
-        for key, value in (("startTime", d.start_time), ("completionTime", d.completion_time)):
+        if self.disruptions:
+            status["disruptions"] = self.disruptions
+        for key, value in (("startTime", d.start_time), ("completionTime", d.completion_time),
+                           ("lastDisruption", self.last_disruption), ("nextAttemptAfter", self.next_attempt_after)):
             if value:
                 status[key] = value
         if d.generation is None:

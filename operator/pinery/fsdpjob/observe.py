@@ -65,6 +65,8 @@ class PodView:
     reason: Optional[str]
     detail: str
     finished_at: Optional[datetime]
+    # Kubernetes marked the pod's end a disruption (DisruptionTarget True), whatever the reason.
+    disrupted: bool = False
 
     @property
     def failed(self) -> bool:
@@ -142,12 +144,14 @@ def view_pod(pod: dict[str, Any]) -> PodView:
     scheduled = _condition(status, "PodScheduled")
     waiter_done = (waiter.get("state") or {}).get("terminated") or {}
 
-    if status.get("reason") in ("Evicted", "NodeLost", "Shutdown", "Terminated", "NodeShutdown", "UnexpectedAdmissionError", "OutOfcpu", "OutOfmemory"):
+    if disruption.get("status") == "True" and (phase in ("Failed", "Unknown") or meta.get("deletionTimestamp")):
+        # Kubernetes' own word that the pod was disrupted, not failed (disruption_policy):
+        # it outranks status.reason, which a kubelet eviction also sets (Evicted).
+        reason = disruption.get("reason") or "Disrupted"
+        detail = status.get("message") or disruption.get("message") or detail
+    elif status.get("reason") in ("Evicted", "NodeLost", "Shutdown", "Terminated", "NodeShutdown", "UnexpectedAdmissionError", "OutOfcpu", "OutOfmemory"):
         reason = status["reason"]
         detail = status.get("message") or detail
-    elif disruption.get("status") == "True" and (phase in ("Failed", "Unknown") or meta.get("deletionTimestamp")):
-        reason = disruption.get("reason") or "Disrupted"
-        detail = disruption.get("message") or detail
     elif phase == "Unknown":
         reason, detail = "NodeLost", "the pod's node stopped reporting"
     elif phase == "Failed" and waiter_done.get("exitCode") not in (None, 0) and not terminated:
@@ -191,4 +195,5 @@ def view_pod(pod: dict[str, Any]) -> PodView:
         reason=reason,
         detail=detail,
         finished_at=parse_time(terminated.get("finishedAt")),
+        disrupted=disruption.get("status") == "True" and (phase in ("Failed", "Unknown") or bool(meta.get("deletionTimestamp"))),
     )

@@ -152,7 +152,6 @@ def test_nodes_waiting_for_the_same_reason_share_one_entry_and_long_messages_are
         pytest.param(lambda c: c.fail(1, 137, "OOMKilled"), id="oom"),
         pytest.param(lambda c: c.set_pod_status(1, {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}),
                      id="eviction"),
-        pytest.param(lambda c: c.set_pod_status(1, {"phase": "Unknown"}), id="node lost"),
         pytest.param(lambda c: c.pod(1)["metadata"].__setitem__("deletionTimestamp", "2026-01-01T12:00:30Z"), id="deleted by someone"),
         pytest.param(lambda c: c.objects.pop(("Pod", "train-node-1")), id="pod vanished"),
     ],

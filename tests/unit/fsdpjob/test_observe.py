@@ -46,7 +46,14 @@ def test_labels_and_owner():
 @pytest.mark.parametrize(
     "status, reason",
     [
+        # a kubelet without the DisruptionTarget condition: a failure (disruption_policy)
         ({"phase": "Failed", "reason": "Evicted", "message": "low on memory"}, "Evicted"),
+        # the kubelet's eviction manager writes both; the condition names the disruption
+        ({"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory.",
+          "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"}]}, "TerminationByKubelet"),
+        # a False condition (the scheduler's preemption attempt later undone) says nothing
+        ({"phase": "Failed", "reason": "Evicted", "conditions": [{"type": "DisruptionTarget", "status": "False", "reason": "PreemptionByScheduler"}]},
+         "Evicted"),
         ({"phase": "Unknown"}, "NodeLost"),
         ({"phase": "Failed", "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}, "PreemptionByScheduler"),
         ({"phase": "Failed", "initContainerStatuses": [{"name": "wait-for-rank0", "state": {"terminated": {"exitCode": 1}}}]}, "Rank0Unreachable"),
