@@ -132,6 +132,12 @@ def test_nproc_per_node_rejects_everything_else(nproc):
         ({"trainer": {"steps": 5, "optim": {"warmupSteps": 10}}}, "optim.warmupSteps: must not exceed steps (5)"),
         ({"trainer": {"model": {"preset": "huge"}}}, "preset"),
         ({"suspend": "yes please"}, "suspend"),
+        ({"gang": {"scheduler": "kube-batch"}}, "gang.scheduler"),
+        ({"gang": {"scheduler": "volcano", "scheduleTimeoutSeconds": 30}}, "spec.gang.scheduleTimeoutSeconds: is a coscheduling setting"),
+        ({"gang": {"scheduler": "coscheduling", "queue": "q"}}, "spec.gang.queue: is a volcano setting"),
+        ({"gang": {"scheduler": "coscheduling", "scheduleTimeoutSeconds": 0}}, "scheduleTimeoutSeconds"),
+        ({"maxDisruptions": -1}, "maxDisruptions"),
+        ({"restartBackoffSeconds": 3601}, "restartBackoffSeconds"),
     ],
 )
 def test_fsdpjob_rejections(spec, fragment):
