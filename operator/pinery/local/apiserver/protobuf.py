@@ -138,6 +138,9 @@ DELETE_OPTIONS = {
     5: ("dryRun", ("list", "str")),
     6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "bool"),
 }
+# policy/v1 Eviction (k8s.io/api policy/v1 generated.proto: 1 metadata, 2 deleteOptions), what a
+# Go client configured for protobuf posts to pods/{name}/eviction (eviction.py; kubectl sends JSON).
+KINDS[("policy/v1", "Eviction")] = {1: ("metadata", _OBJECT_META), 2: ("deleteOptions", DELETE_OPTIONS)}
 _ENVELOPE = {1: ("typeMeta", {1: ("apiVersion", "str"), 2: ("kind", "str")}), 2: ("raw", "raw"),
              3: ("contentEncoding", "str"), 4: ("contentType", "str")}
 
