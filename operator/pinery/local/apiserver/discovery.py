@@ -20,8 +20,14 @@ _SUBRESOURCE_VERBS = {
     "status": ("get", "patch", "update"),
     "log": ("get",),
     "binding": ("create",),
+    "eviction": ("create",),
     "finalize": ("update",),
     "scale": ("get", "patch", "update"),
+}
+
+_SUBRESOURCE_GROUP_VERSIONS = {
+    "scale": {"group": "autoscaling", "version": "v1"},
+    "eviction": {"group": "policy", "version": "v1"},
 }
 
 
@@ -103,9 +109,11 @@ def _resource(rtype: ResourceType) -> list[dict[str, Any]]:
         main["categories"] = list(rtype.categories)
     out = [main]
     for sub in rtype.subresources:
-        kind = {"binding": "Binding", "scale": "Scale"}.get(sub, rtype.kind)
+        kind = {"binding": "Binding", "scale": "Scale", "eviction": "Eviction"}.get(sub, rtype.kind)
         out.append({
-            **({"group": "autoscaling", "version": "v1"} if sub == "scale" else {}),
+            # A subresource of another group's kind names it, as upstream's discovery does;
+            # kubectl drain's CheckEvictionSupport looks for pods/eviction with group and version.
+            **_SUBRESOURCE_GROUP_VERSIONS.get(sub, {}),
             "name": f"{rtype.plural}/{sub}",
             "singularName": "",
             "namespaced": rtype.namespaced,

@@ -24,7 +24,7 @@ class ResourceType:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
     # Subresources served: "status" (CRDs with the status subresource, pods, ...); pods also
-    # have "log" and "binding", namespaces "finalize".
+    # have "log", "binding" and "eviction" (eviction.py), namespaces "finalize".
     subresources: tuple[str, ...] = ()
     # openAPIV3Schema of a custom resource (structural); None for built-ins.
     schema: dict[str, Any] | None = field(default=None, compare=False, hash=False)
@@ -81,7 +81,7 @@ def _core(kind: str, plural: str, namespaced: bool = True, **kw: Any) -> Resourc
 # the main endpoint ignores status changes for these kinds.
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _core("Namespace", "namespaces", namespaced=False, short_names=("ns",), subresources=("status", "finalize")),
-    _core("Pod", "pods", short_names=("po",), categories=("all",), subresources=("status", "log", "binding")),
+    _core("Pod", "pods", short_names=("po",), categories=("all",), subresources=("status", "log", "binding", "eviction")),
     _core("Service", "services", short_names=("svc",), categories=("all",), subresources=("status",)),
     _core("ConfigMap", "configmaps", short_names=("cm",)),
     _core("Secret", "secrets"),

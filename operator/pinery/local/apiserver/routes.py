@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from pinery.local.apiserver import discovery, errors, openapi, openapi_v2, podstreams, protobuf, scale, table, yaml_body
+from pinery.local.apiserver import discovery, errors, eviction, openapi, openapi_v2, podstreams, protobuf, scale, table, yaml_body
 from pinery.local.apiserver.admission import check_field_validation
 from pinery.local.apiserver.counters import RequestCounter, verb
 from pinery.local.apiserver.logs import serve_log
@@ -289,6 +289,12 @@ class Routes:
                 raise errors.method_not_allowed("the server does not allow this method on the requested resource")
             opts = write_options(request)
             return json_response(self.api.bind_pod(namespace, name, await self._json_body(request), opts), 201)
+        if subresource == "eviction":
+            if method != "POST":
+                raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+            opts = write_options(request)
+            body = decode_body(await request.read(), request.content_type, rtype, opts)
+            return json_response(eviction.evict_pod(self.api, namespace, name, body, request.query.getall("dryRun", [])), 201)
         if subresource == "finalize":
             if method != "PUT":
                 raise errors.method_not_allowed("the server does not allow this method on the requested resource")
