@@ -229,12 +229,31 @@ def test_kubectl_drain_cordons_the_node_and_evicts_its_pods(pod_runner):
         create(plane, manifest)
     for name in ("drained-1", "drained-2", "kept"):
         wait_for_phase(plane, name, "Running")
+    events: list[tuple[str, dict]] = []
+
+    def watch() -> None:
+        stream = plane.http("GET", "/api/v1/namespaces/default/pods?watch=true&fieldSelector=metadata.name=drained-1", stream=True, timeout=60)
+        for line in stream.iter_lines():
+            event = json.loads(line)
+            events.append((event["type"], event["object"]))
+            if event["type"] == "DELETED":
+                return
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    wait_for(lambda: events, timeout=5, what="the watch's ADDED event")
     drained = plane.kubectl("drain", "pinery-local", "--pod-selector=app=drained", "--ignore-daemonsets", "--delete-emptydir-data",
                             "--timeout=60s", timeout=90)
     assert "node/pinery-local cordoned" in drained.stdout
     assert "evicting pod default/drained-1" in drained.stdout and "pod/drained-1 evicted" in drained.stdout
     assert "pod/drained-2 evicted" in drained.stdout and "node/pinery-local drained" in drained.stdout
     assert get_pod(plane, "drained-1") is None and get_pod(plane, "drained-2") is None
+    thread.join(10)
+    # From the eviction on, every version of the pod (the runner's confirmation included) is
+    # marked, as a kubelet keeps the conditions it does not own.
+    marked = [any(c["type"] == "DisruptionTarget" for c in (obj.get("status") or {}).get("conditions") or []) for _, obj in events]
+    assert [kind for kind, _ in events][-1] == "DELETED" and marked[-1]
+    assert marked == sorted(marked)
     assert get_pod(plane, "kept")["status"]["phase"] == "Running"
     assert plane.core_v1().read_node("pinery-local").spec.unschedulable is True
     plane.kubectl("uncordon", "pinery-local")
