@@ -15,8 +15,9 @@ admission.go` `Admit`: no create, evictions included, in a terminating namespace
 - a missing pod is 404 (`pods "x" not found`);
 - PodDisruptionBudgets: this server does not serve `policy/v1` PodDisruptionBudgets, so no pod
   is covered by one and every eviction is allowed (upstream's path when `getPodDisruptionBudgets`
-  finds none). Terminal, pending and terminating pods (`canIgnorePDB`) are deleted with the
-  pod's resourceVersion as a precondition (`shouldEnforceResourceVersion`), as upstream;
+  finds none). Terminal, pending and terminating pods skip that check (`canIgnorePDB`); the
+  deletion of a pending one carries the pod's resourceVersion as a precondition
+  (`shouldEnforceResourceVersion`), as upstream;
 - `addConditionAndDeletePod`: unless it is a dry run, the pod first gets the condition
   `DisruptionTarget` True, reason `EvictionByEvictionAPI`, message `Eviction API: evicting`
   (`UpdatePodCondition`, pkg/api/pod/util.go), written through the pod's status (watchers see
