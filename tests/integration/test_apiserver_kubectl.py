@@ -41,7 +41,7 @@ def test_apply_get_describe_delete(plane):
     assert table[0].split() == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE"]
     assert [line.split()[:3] for line in table[1:]] == [["allreduce-smoke", "2", "2"], ["tiny-fsdp", "2", "2"]]
     wide = plane.kubectl("get", "fsdpjob", "tiny-fsdp", "-o", "wide").stdout.splitlines()[0].split()
-    assert wide[-1] == "LOSS"  # priority-1 column only in wide output
+    assert wide[-2:] == ["LOSS", "DISRUPTIONS"]  # priority-1 columns only in wide output
 
     manifest = yaml.safe_load(plane.kubectl("get", "vi", "docs-search", "-o", "yaml").stdout)
     assert manifest["kind"] == "VectorIndex" and manifest["spec"]["dimension"] == 384
