@@ -10,7 +10,9 @@ import json
 import textwrap
 
 import pytest
+import yaml
 
+from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import example
 from tests.support.ports import free_port
 from tests.support.waiting import wait_for
@@ -106,6 +108,21 @@ def test_custom_command_allreduce_over_two_nodes_of_two_processes(local_mode):
     assert "accepts connections" in waited
     table = kubectl("get", "fsdpjobs").stdout
     assert "smoke-e2e" in table and "Succeeded" in table
+
+
+def test_any_script_reports_its_progress_with_the_report_helper(local_mode):
+    """examples/progress/: a torchrun script of the user's own, with `report.step`, shows its
+    step and loss in the status as the built-in trainer's would."""
+    kubectl = local_mode.kubectl
+    kubectl("create", "configmap", "progress-demo-script", f"--from-file={REPO_ROOT / 'examples' / 'progress' / 'train.py'}")
+    job = yaml.safe_load((REPO_ROOT / "examples" / "progress" / "fsdpjob.yaml").read_text())
+    job["spec"].update(masterPort=free_port(), env=[{"name": "STEPS", "value": "12"}])
+    kubectl.apply(job)
+    kubectl.wait_for("fsdpjob/progress-demo", "Succeeded", timeout=120)
+    progress = kubectl.get("fsdpjob/progress-demo")["status"]["progress"]
+    assert (progress["step"], progress["totalSteps"], progress["lastCheckpointStep"]) == (12, 12, 10)
+    assert isinstance(progress["loss"], float) and progress["tokensPerSecond"] > 0
+    assert "STEP" in kubectl("get", "fj", "progress-demo").stdout
 
 
 def test_a_rank_failing_once_restarts_the_gang_which_then_succeeds(local_mode):

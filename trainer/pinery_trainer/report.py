@@ -2,15 +2,23 @@
 
 Rank 0 alone prints events, one JSON object per line on stdout, each with an `event` key
 (docs/trainer.md lists them). Human-readable lines go to stderr, prefixed with the rank.
+
+`step` and `checkpoint` are the progress protocol for any training script (docs/fsdpjob.md,
+"Progress"): this file needs nothing but the standard library, so a script can import it
+(`from pinery_trainer import report`) or carry a copy of it (`import report`):
+
+    report.step(120, loss=2.31, total_steps=1000, tokens_per_second=51200, checkpoint_step=100)
+    report.checkpoint(200)
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
-from typing import Any, Optional
+from typing import Any, Optional, TextIO
 
 # Peak dense bf16 TFLOP/s per GPU, matched against torch.cuda.get_device_name() in this order.
 PEAK_TFLOPS = (
@@ -68,3 +76,51 @@ def log(message: str, rank: Optional[int] = None) -> None:
     stamp = time.strftime("%H:%M:%S")
     sys.stderr.write(f"{stamp} {who}: {message}\n")
     sys.stderr.flush()
+
+
+# --- the progress protocol for any script -------------------------------------------------
+
+# The keyword arguments of `step` and the keys the operator reads (pinery.fsdpjob.progress).
+_STEP_KEYS = {"total_steps": "totalSteps", "loss": "loss", "tokens_per_second": "tokensPerSecond",
+              "checkpoint_step": "lastCheckpointStep", "learning_rate": "learningRate"}
+
+
+def _process_rank() -> int:
+    """This process's global rank as torchrun sets it (RANK), 0 when run without torchrun."""
+    try:
+        return int(os.environ.get("RANK", "0"))
+    except ValueError:
+        return 0
+
+
+def _emit(record: dict[str, Any], stream: Optional[TextIO]) -> bool:
+    if _process_rank() != 0:
+        return False  # the operator reads rank 0's log; other ranks stay quiet
+    out = stream or sys.stdout
+    out.write(json.dumps({k: clean(v) for k, v in record.items()}, separators=(",", ":")) + "\n")
+    out.flush()  # the operator reads the log while the job runs: never leave a line buffered
+    return True
+
+
+def step(step: int, *, loss: Optional[float] = None, total_steps: Optional[int] = None,
+         tokens_per_second: Optional[float] = None, checkpoint_step: Optional[int] = None,
+         learning_rate: Optional[float] = None, stream: Optional[TextIO] = None, **extra: Any) -> bool:
+    """Report that optimizer step `step` is done (rank 0 only; True when a line was printed).
+
+    Keys left None are not printed; `extra` keys (camelCase, JSON values) are printed as they
+    are and kept in the log for people, the operator ignoring what it does not know."""
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise ValueError(f"step must be a non-negative integer, not {step!r}")
+    record: dict[str, Any] = {"event": "progress", "step": step}
+    given = {"total_steps": total_steps, "loss": loss, "tokens_per_second": tokens_per_second,
+             "checkpoint_step": checkpoint_step, "learning_rate": learning_rate}
+    record.update({_STEP_KEYS[k]: v for k, v in given.items() if v is not None})
+    record.update(extra)
+    return _emit(record, stream)
+
+
+def checkpoint(step: int, *, stream: Optional[TextIO] = None, **extra: Any) -> bool:
+    """Report that the checkpoint of step `step` is complete (written and durable)."""
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise ValueError(f"step must be a non-negative integer, not {step!r}")
+    return _emit({"event": "checkpoint", "step": step, **extra}, stream)
