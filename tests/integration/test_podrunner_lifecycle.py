@@ -54,6 +54,25 @@ def test_status_follows_a_container_from_running_to_its_exit_code(pod_runner, vo
     assert scheduled["lastTransitionTime"] <= ready_since
 
 
+def test_a_condition_the_runner_does_not_own_survives_its_status_writes(pod_runner, volume_pod):
+    """As a kubelet keeps DisruptionTarget (the eviction's, the scheduler's) when it writes the
+    container's end: its status patch merges conditions by type."""
+    plane = pod_runner.plane
+    create(plane, volume_pod("marked", "while [ ! -f /work/go ]; do sleep 0.05; done; exit 137", "Never"))
+    wait_for_phase(plane, "marked", "Running")
+    target = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": "preempted",
+              "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    response = plane.http("PATCH", "/api/v1/namespaces/default/pods/marked/status", json={"status": {"conditions": [target]}},
+                          headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert response.status_code == 200, response.text
+    work = next((pod_runner.state_dir / "pods" / "default").glob("marked-*")) / "volumes" / "work"
+    (work / "go").touch()
+    failed = wait_for_phase(plane, "marked", "Failed")
+    conditions = {c["type"]: c for c in failed["status"]["conditions"]}
+    assert conditions["DisruptionTarget"]["reason"] == "PreemptionByScheduler"
+    assert conditions["Ready"]["status"] == "False"
+
+
 def test_restart_policy_on_failure_restarts_until_success(pod_runner, volume_pod):
     plane = pod_runner.plane
     # Fails on its first run, succeeds on its second (the emptyDir survives container restarts).

@@ -121,6 +121,9 @@ class KubeClient:
     async def merge_patch(self, path: str, body: dict) -> dict:
         return await self.request("PATCH", path, body=body, content_type="application/merge-patch+json")
 
+    async def strategic_patch(self, path: str, body: dict) -> dict:
+        return await self.request("PATCH", path, body=body, content_type="application/strategic-merge-patch+json")
+
     async def delete(self, path: str, body: dict | None = None) -> Any:
         try:
             return await self.request("DELETE", path, body=body)

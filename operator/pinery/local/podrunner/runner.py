@@ -572,9 +572,13 @@ class PodRunner:
             await self._patch_status(worker.pod, status)
 
     async def _patch_status(self, pod: dict, status: dict) -> None:
+        """A strategic merge patch, as the kubelet's status manager sends (kubernetes
+        pkg/util/pod PatchPodStatus): conditions merge by type, so a condition the runner does
+        not own (DisruptionTarget from an eviction, written by the API server) stays, as the
+        kubelet's mergePodStatus keeps every condition not owned by the kubelet."""
         meta = pod["metadata"]
         try:
-            await self.client.merge_patch(pod_path(meta.get("namespace", "default"), meta["name"], "/status"), {"status": status})
+            await self.client.strategic_patch(pod_path(meta.get("namespace", "default"), meta["name"], "/status"), {"status": status})
         except ApiError as exc:
             if exc.status != 404:
                 log.warning("could not write status of pod %s: %s", meta["name"], exc)
