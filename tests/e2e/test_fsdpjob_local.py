@@ -143,6 +143,54 @@ def test_a_rank_failing_once_restarts_the_gang_which_then_succeeds(local_mode):
     assert "NodeFailed" in reasons and "GangRestart" in reasons and reasons[-1] == "AllNodesSucceeded"
 
 
+# Attempt 0 joins the gang and waits to be drained; attempt 1 all-reduces and exits 0.
+DRAINED = textwrap.dedent("""
+    import os, sys, time
+    from datetime import timedelta
+    from pathlib import Path
+
+    import torch
+    import torch.distributed as dist
+
+    attempt = int(Path(os.environ["ATTEMPT_FILE"]).read_text())
+    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+    if attempt == 0:
+        print("joined; waiting to be drained", flush=True)
+        time.sleep(600)
+    value = torch.tensor([1.0])
+    dist.all_reduce(value)
+    print(f"attempt {attempt}: sum {value.item()}", flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    os._exit(0)
+""")
+
+
+def test_kubectl_drain_of_a_node_restarts_the_gang_without_spending_a_restart(local_mode):
+    """A real drain (kubectl's eviction of pods/eviction, its DisruptionTarget condition kept by
+    the pod runner as by a kubelet) is a disruption: the gang restarts with maxRestarts 0."""
+    kubectl = local_mode.kubectl
+    config_map, job = script_job("drained", free_port(), env={}, max_restarts=0)
+    config_map["data"]["train.py"] = DRAINED
+    job["spec"]["podTemplate"]["terminationGracePeriodSeconds"] = 5
+    kubectl.apply(config_map, job)
+    kubectl.wait_for("fsdpjob/drained", "Running", timeout=90)
+    try:
+        drained = kubectl("drain", "pinery-local", "--pod-selector=pinery.dev/job-name=drained,pinery.dev/node-rank=1",
+                          "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s", timeout=90)
+        assert "pod/drained-node-1 evicted" in drained.stdout
+    finally:
+        kubectl("uncordon", "pinery-local")  # the runner ignores a cordon; the other tests share the node
+    kubectl.wait_for("fsdpjob/drained", "Succeeded", timeout=120)
+    status = kubectl.get("fsdpjob/drained")["status"]
+    assert (status["restarts"], status["disruptions"]) == (0, 1)
+    assert status["lastDisruption"]["reason"] == "EvictionByEvictionAPI" and status["lastDisruption"]["node"] == 1
+    assert [n["attempt"] for n in status["nodes"]] == [1, 1]
+    reasons = events(local_mode, "drained")
+    assert "NodeDisrupted" in reasons and "Disrupted" in reasons and "NodeFailed" not in reasons
+
+
 def test_a_job_that_exhausts_its_restarts_fails_naming_the_node_and_exit_code(local_mode):
     kubectl = local_mode.kubectl
     kubectl.apply(*script_job("doomed", free_port(), env={"FAIL_RANK": "1", "FAIL_CODE": "5", "ALWAYS_FAIL": "1"}, max_restarts=1))
