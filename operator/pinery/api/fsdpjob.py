@@ -519,6 +519,13 @@ class FSDPJobStatus(ApiModel):
     disruptions: int = Field(
         0, ge=0, description="Gang restarts after disruptions that did not spend maxRestarts (never reset)."
     )
+    requeues: int = Field(
+        0, ge=0,
+        description=(
+            "Kueue evictions (and lost admissions) after which the gang started again in a new attempt "
+            "without spending maxRestarts (never reset; Kueue counts them in the Workload's requeueState)."
+        ),
+    )
     last_disruption: Optional[DisruptionStatus] = Field(None, description="The last of those disruptions.")
     next_attempt_after: Optional[str] = Field(
         None, json_schema_extra={"format": "date-time"},

@@ -30,11 +30,12 @@ def active_deadline_left(deadline: Optional[int], start_time: Optional[str], sus
 def startup_left(limit: int, start_time: Optional[str], conditions: list[dict[str, Any]], now: datetime,
                  later: Iterable[Optional[str]] = ()) -> Optional[float]:
     """Seconds left of startupTimeoutSeconds, counted from the latest of the first creation, the
-    last gang restart (Restarting True), the last resume (Suspended False) and the `later`
-    starts (the end of a restart backoff: waiting for it is not a slow start); None when none
-    is known."""
+    last gang restart (Restarting True), the last resume (Suspended False), the last Kueue
+    admission (Queued False: time in the queue is no startup failure) and the `later` starts
+    (the end of a restart backoff: waiting for it is not a slow start); None when none is
+    known."""
     starts = [parse_time(start_time), *(parse_time(t) for t in later)]
-    for type_, status in (("Restarting", "True"), ("Suspended", "False")):
+    for type_, status in (("Restarting", "True"), ("Suspended", "False"), ("Queued", "False")):
         c = get_condition(conditions, type_)
         if c and c.get("status") == status:
             starts.append(parse_time(c.get("lastTransitionTime")))

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, parse_time, set_condition
 from pinery.api.fsdpjob import FSDPJobSpec
-from pinery.fsdpjob import disruption_policy, failure_policy, success_policy
+from pinery.fsdpjob import disruption_policy, failure_policy, kueue, success_policy
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
 from pinery.fsdpjob.children import build_config_map, build_pod, build_service
 from pinery.fsdpjob.deadlines import active_deadline_left, startup_left, stuck_terminating, ttl_left
@@ -29,6 +29,7 @@ from pinery.fsdpjob.failure_policy import Failure, node_list
 from pinery.fsdpjob.naming import JobRef, pod_name
 from pinery.fsdpjob.nodes import NodeState, known_failure, observed_before
 from pinery.fsdpjob.observe import PodView, view_pod
+from pinery.fsdpjob.placement import NO_PLACEMENT, Placement
 from pinery.fsdpjob.plan import Event, ObjectDeletion, ObjectPatch, Plan, PodDeletion, merge_patch
 from pinery.fsdpjob.timing import DEFAULT_TIMING, JobTiming
 from pinery.settings import OperatorSettings
@@ -38,14 +39,14 @@ __all__ = ["CONDITION_ORDER", "Failure", "MAX_MESSAGE", "phase_of", "plan"]
 # Longest condition message written (the API allows 32768 characters).
 MAX_MESSAGE = 4096
 
-CONDITION_ORDER = ("Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Synced")
+CONDITION_ORDER = ("Created", "Queued", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Synced")
 
 EventType = Literal["Normal", "Warning"]
 
 
 def phase_of(conditions: list[dict[str, Any]]) -> str:
     """status.phase, derived from the conditions (the conditions are the contract)."""
-    for type_ in ("Succeeded", "Failed", "Suspended", "Restarting", "Running"):
+    for type_ in ("Succeeded", "Failed", "Suspended", "Queued", "Restarting", "Running"):
         cond = get_condition(conditions, type_)
         if cond and cond.get("status") == "True":
             return type_
@@ -62,6 +63,10 @@ def plan(
     settings: Optional[OperatorSettings] = None,
     refused: Optional[Mapping[str, str]] = None,
     timing: JobTiming = DEFAULT_TIMING,
+    workload: Optional[dict[str, Any]] = None,
+    flavors: Optional[Mapping[str, dict[str, Any]]] = None,
+    kueue_served: bool = True,
+    priority: Optional[tuple[kueue.PriorityRef, Optional[int]]] = None,
 ) -> Plan:
     """Decide one reconcile pass of an FSDPJob.
 
@@ -70,6 +75,11 @@ def plan(
     Service and trainer ConfigMap when they exist. `refused` holds the creations the API server
     refused in the previous pass (quota, admission), as `Kind/name` -> its message: they are
     tried again, and reported in the conditions, the nodes and one Warning Event each.
+
+    Kueue (a job labelled `kueue.x-k8s.io/queue-name`, see kueue.py): `workload` is the job's
+    Workload as read (None when there is none), `flavors` the ResourceFlavors its admission
+    assigns, by name; `kueue_served` False when the API server serves no Workloads; `priority`
+    the class `kueue.priority_ref` names and its value (None: not found).
     """
     draft = _Draft(job, pods, now, refused or {})
     if draft.meta.get("deletionTimestamp"):
@@ -79,7 +89,17 @@ def plan(
     except ValidationError as exc:
         return draft.invalid(exc)
     spec, changed = effective_spec(current, service)
-    return _Pass(draft, spec, changed, service, config_map, settings or OperatorSettings(), timing).run()
+    queue = _Queue(workload, flavors or {}, kueue_served, priority) if kueue.queue_name(job) else None
+    return _Pass(draft, spec, changed, service, config_map, settings or OperatorSettings(), timing, queue).run()
+
+
+class _Queue:
+    """What a pass knows of the job's Kueue Workload (kueue.py)."""
+
+    def __init__(self, workload: Optional[dict[str, Any]], flavors: Mapping[str, dict[str, Any]], served: bool,
+                 priority: Optional[tuple[kueue.PriorityRef, Optional[int]]]):
+        self.wl, self.flavors, self.served, self.priority = workload, flavors, served, priority
+        self.writes = kueue.Writes()
 
 
 class _Draft:
@@ -172,12 +192,19 @@ class _Pass:
     they take precedence (finished, suspended, deadlines, failures, creation, success)."""
 
     def __init__(self, draft: _Draft, spec: FSDPJobSpec, changed: list[str], service: Optional[dict[str, Any]],
-                 config_map: Optional[dict[str, Any]], settings: OperatorSettings, timing: JobTiming):
+                 config_map: Optional[dict[str, Any]], settings: OperatorSettings, timing: JobTiming,
+                 queue: Optional[_Queue] = None):
         self.d = draft
         self.ref = JobRef.of(draft.job)
         self.spec, self.changed = spec, changed
         self.service, self.config_map, self.settings, self.timing = service, config_map, settings, timing
-        self.n = spec.num_nodes
+        # Kueue: the admission the current attempt's pods are built from (status.admission),
+        # and the evictions that started a new attempt without spending maxRestarts.
+        self.queue = queue
+        self.admission = kueue.recorded(draft.old.get("admission")) if queue else None
+        self.placement: Placement = self.admission.placement if self.admission else NO_PLACEMENT
+        self.requeues = int(draft.old.get("requeues") or 0)
+        self.n = kueue.admitted_nodes(spec, self.admission)
         self.elastic = spec.elastic
         self.owned = [p for p in draft.pods if p.controller_uid == self.ref.uid and p.rank is not None]
         self.old_nodes: dict[Any, Mapping[str, Any]] = {
@@ -257,6 +284,8 @@ class _Pass:
             self._wait_for_resume()
         else:
             self._active()
+        if self.queue is not None:
+            self._queue_writes()
         return self._result()
 
     # --- terminal, suspended --------------------------------------------------------------
@@ -273,6 +302,7 @@ class _Pass:
             d.after(left)
         if d.deletions:
             d.after(self.timing.wait_poll)
+        self._queue_finished()
 
     def _suspend(self) -> None:
         d = self.d
@@ -286,6 +316,7 @@ class _Pass:
             node.reason = "Suspended"
         if remaining:
             d.after(self.timing.wait_poll)
+        self._queue_suspended()
 
     def _wait_for_resume(self) -> None:
         # Pods from before the suspension must be gone before new ones start, or their
@@ -300,12 +331,210 @@ class _Pass:
         if self.d.is_true("Restarting"):
             self.d.set("Restarting", "False", reason, message)
 
+    # --- Kueue (kueue.py; docs/scheduling-design.md, "The FSDPJob under Kueue") ------------
+
+    def _queued(self) -> bool:
+        """Whether Kueue holds the job's pods back in this pass: no pod (nor ConfigMap) until
+        the Workload is admitted and its admission recorded in status.admission; the Service
+        costs no quota. Mirrors ReconcileGenericJob: a missing Workload is created once no pod
+        is active (`handleJobWithNoWorkload`); a deleted one, an eviction or a lost admission
+        stops the pods (`stopJob`), and the quota is released only once none is active."""
+        q = self.queue
+        if q is None:
+            return False
+        d = self.d
+        if self.service is None:
+            d.creates.append(build_service(self.ref, self.spec))
+        name = kueue.workload_name(self.ref.name, self.ref.uid)
+        queue = kueue.queue_name(d.job)
+        wl = q.wl
+        if not q.served:
+            self._hold("KueueNotInstalled", f"the job is labelled {kueue.QUEUE_LABEL}={queue}, but the API server serves no "
+                       f"{kueue.API_VERSION} Workloads: install Kueue, or remove the label", event="Warning")
+            d.after(self.timing.idle)
+            return True
+        if wl is None or (wl.get("metadata") or {}).get("deletionTimestamp"):
+            self._lose_admission("WorkloadDeleted")
+            if self._active_pods():
+                self._hold("WorkloadDeleted", f"the Workload {name} was deleted; waiting for {len(self._active_pods())} pods to stop")
+                d.after(self.timing.wait_poll)
+                return True
+            if wl is not None:  # being deleted: let it go (ReconcileGenericJob step 1.1)
+                q.writes.want("finalizer", kueue.finalizer_patch(wl))
+                self._hold("WorkloadDeleted", f"the Workload {name} is being deleted")
+                return True
+            return self._create_workload(name, queue)
+        if kueue.is_finished(wl):
+            finished = kueue.condition(wl, kueue.FINISHED) or {}
+            self._fail("WorkloadFinished", f"Kueue declared the Workload {name} finished ({finished.get('reason')}): {finished.get('message') or ''}")
+            return True
+        q.writes.want("active", kueue.active_patch(wl, True))
+        ev = kueue.eviction(wl)
+        if ev is not None and (kueue.has_quota_reservation(wl) or self.admission is not None):
+            status, reason, message = kueue.queued_condition(wl)
+            told = d.cond("Queued") or {}
+            self._lose_admission(reason)
+            self._hold(reason, message)
+            if told.get("status") != "True" or told.get("reason") != reason:
+                d.emit("Normal", "Stopped", ev.message or f"evicted by Kueue ({reason})")
+            self._settle_running(reason, message)
+            if self._active_pods():
+                d.after(self.timing.wait_poll)
+            else:
+                q.writes.want("requeue", kueue.requeue_patch(wl, ev, d.now), "status")
+            return True
+        if not kueue.is_admitted(wl):
+            self._lose_admission("NotAdmitted")
+            status, reason, message = kueue.queued_condition(wl)
+            self._hold(reason, message)
+            if self._active_pods():
+                d.after(self.timing.wait_poll)
+            return True
+        cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue")
+        admitted = f"Admitted by clusterQueue {cq}"
+        if self.admission is not None and self.admission.workload == name:
+            d.set("Queued", "False", "Admitted", admitted)
+            return False
+        result = kueue.admission(wl, q.flavors, self._template_pod())
+        assert result is not None  # admitted
+        if result.missing_flavors:
+            self._hold("WaitingForResourceFlavors", f"admitted, but ResourceFlavor {', '.join(result.missing_flavors)} was not found")
+            d.after(self.timing.wait_poll)
+            return True
+        if result.conflict is not None or result.admission is None:
+            self._fail("AdmissionConflict", result.conflict or "no admission")
+            return True
+        # Recorded first: this attempt's pods are built from status.admission only, in the
+        # next pass, so a crash between the status write and the pods cannot mix admissions.
+        self.admission = result.admission
+        self.placement = result.admission.placement
+        d.set("Queued", "False", "Admitted", admitted)
+        d.emit("Normal", "Started", admitted)
+        for node in self.nodes.values():
+            node.reason = "Admitted"
+        return True
+
+    def _create_workload(self, name: str, queue: Optional[str]) -> bool:
+        q, d = self.queue, self.d
+        assert q is not None
+        if q.priority is not None and q.priority[1] is None:
+            ref = q.priority[0]
+            # ExtractPriority: Kueue creates no Workload, and warns (WorkloadPriorityClassNotFound).
+            self._hold(f"{ref.kind}NotFound", f"{ref.kind} {ref.name!r} not found", event="Warning")
+            d.after(self.timing.wait_poll)
+            return True
+        priority = (q.priority[0], q.priority[1]) if q.priority is not None and q.priority[1] is not None else None
+        wl = kueue.workload(d.job, self.spec, self._template_pod(), priority)
+        d.creates.append(wl)
+        refusal = self._refusal(wl)
+        if refusal:
+            self._hold("FailedCreate", f"the API server refused to create Workload {name}: {refusal}", event="Warning")
+            return True
+        told = d.cond("Queued") or {}
+        self._hold("Pending", f"waiting for Kueue to evaluate the Workload {name} in LocalQueue {queue}")
+        if told.get("reason") != "Pending":
+            d.emit("Normal", "CreatedWorkload", f"Created Workload: {self.ref.namespace}/{name}")
+        return True
+
+    def _hold(self, reason: str, message: str, event: Optional[EventType] = None) -> None:
+        self.d.set("Queued", "True", reason, message, event=event)
+        for i, node in self.nodes.items():
+            if i not in self.current:
+                node.reason = "Queued"
+
+    def _active_pods(self) -> list[PodView]:
+        """Pods still running or about to (Kueue's `IsActive`): the quota stays while any is."""
+        return [p for p in self.owned if not p.finished]
+
+    def _lose_admission(self, reason: str) -> None:
+        """The admission is gone (evicted, not admitted, Workload deleted): every pod stops.
+        When the attempt had one, or has pods, the next admission starts a new attempt, counted
+        in status.requeues, not in restarts (written before any pod is deleted, as a restart)."""
+        if self.admission is not None or self.current:
+            self.admission, self.placement = None, NO_PLACEMENT
+            self.requeues += 1
+            attempt = self._next_attempt()
+            for node in self.nodes.values():
+                node.attempt = attempt
+                node.clear_outcome()
+                node.reason = reason
+            self._classify()
+        self.d.stop(self.owned)
+
+    def _template_pod(self) -> dict[str, Any]:
+        """Rank 0's pod without any admission: the Workload's template, and what an
+        admission's labels and node selector must not contradict."""
+        return build_pod(self.ref, self.spec, 0, 0, self.settings)
+
+    def _queue_suspended(self) -> None:
+        """`spec.suspend`: the Workload goes inactive (Kueue evicts it, reason Deactivated), and
+        its quota is released once the pods are gone."""
+        q = self.queue
+        if q is None or q.wl is None:
+            return
+        q.writes.want("active", kueue.active_patch(q.wl, False))
+        self.admission, self.placement = None, NO_PLACEMENT
+        ev = kueue.eviction(q.wl)
+        if ev is not None and not self._active_pods():
+            q.writes.want("requeue", kueue.requeue_patch(q.wl, ev, self.d.now), "status")
+
+    def _queue_finished(self) -> None:
+        """The job finished: once no pod is active the Workload is Finished (Succeeded, Failed,
+        or FailedToStart after an admission conflict), then its finalizer goes; the job's own
+        deletion (ttl) waits for that, or the Workload would hang in deletion."""
+        q, d = self.queue, self.d
+        if q is None or q.wl is None:
+            return
+        wl = q.wl
+        if not kueue.is_finished(wl):
+            if self._active_pods():
+                return
+            failed = d.cond("Failed") or {}
+            if d.is_true("Succeeded"):
+                reason, message = "Succeeded", (d.cond("Succeeded") or {}).get("message") or "the job succeeded"
+            else:
+                reason = kueue.FAILED_TO_START if failed.get("reason") == "AdmissionConflict" else "Failed"
+                message = failed.get("message") or "the job failed"
+            q.writes.want("finished", kueue.finished_patch(wl, reason, message, d.now), "status")
+        else:
+            q.writes.want("finalizer", kueue.finalizer_patch(wl))
+        if d.delete_job and kueue.FINALIZER in ((wl.get("metadata") or {}).get("finalizers") or []):
+            d.delete_job = False
+            d.events = [e for e in d.events if e.reason != "Deleting"]
+            d.after(1.0)
+
+    def _queue_writes(self) -> None:
+        """At most one Workload write a pass, the first in the design's precedence; PodsReady
+        follows the Running condition (`generatePodsReadyCondition`)."""
+        q, d = self.queue, self.d
+        assert q is not None
+        wl = q.wl
+        if wl is None or (wl.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        if not (d.is_true("Succeeded") or d.is_true("Failed") or self.spec.suspend or kueue.is_finished(wl)):
+            ready = d.is_true("Running") and self.admission is not None
+            q.writes.want("pods_ready", kueue.pods_ready_patch(wl, ready, d.now), "status")
+        first = q.writes.first()
+        if first is not None:
+            _, patch, subresource = first
+            d.patches.append(ObjectPatch("Workload", str(wl["metadata"]["name"]), patch, subresource))
+
+    def _queue_status(self, status: dict[str, Any]) -> None:
+        if self.admission is not None:
+            status["admission"] = self.admission.to_status()
+        else:
+            status.pop("admission", None)
+        if self.requeues:
+            status["requeues"] = self.requeues
+
     # --- the active job -------------------------------------------------------------------
 
     def _active(self) -> None:
         d = self.d
         if d.is_true("Suspended"):
             d.set("Suspended", "False", "Resumed", "the job was resumed", event="Normal")
+        if self._queued():
+            return  # Kueue has not admitted the job (yet, or again): no pods
         self._ensure_shared_children()
         status, reason, message = synced_condition(self.changed)
         d.set("Synced", status, reason, message, event="Warning" if self.changed else None)
@@ -472,7 +701,7 @@ class _Pass:
         # timeout also ends a job whose pods the API server keeps refusing.
         d.start_time = d.start_time or d.now_s
         for i in create:
-            pod = build_pod(self.ref, self.spec, i, self.nodes[i].attempt, self.settings)
+            pod = build_pod(self.ref, self.spec, i, self.nodes[i].attempt, self.settings, self.placement)
             d.creates.append(pod)
             refusal = self._refusal(pod)
             self.nodes[i].reason = "FailedCreate" if refusal else "Creating"
@@ -555,6 +784,8 @@ class _Pass:
         status.update(conditions=conditions, phase=phase_of(conditions), restarts=self.restarts, nodes=nodes, observedGeneration=d.generation)
         if self.disruptions:
             status["disruptions"] = self.disruptions
+        if self.queue is not None:
+            self._queue_status(status)
         for key, value in (("startTime", d.start_time), ("completionTime", d.completion_time),
                            ("lastDisruption", self.last_disruption), ("nextAttemptAfter", self.next_attempt_after)):
             if value:

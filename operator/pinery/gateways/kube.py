@@ -25,6 +25,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "PersistentVolumeClaim": ("v1", "persistentvolumeclaims"),
     "FSDPJob": ("pinery.dev/v1alpha1", "fsdpjobs"),
     "VectorIndex": ("pinery.dev/v1alpha1", "vectorindexes"),
+    # Kueue (pinery.fsdpjob.kueue): the job's Workload; ResourceFlavor, WorkloadPriorityClass
+    # and PriorityClass are cluster-scoped (read with namespace None).
+    "Workload": ("kueue.x-k8s.io/v1beta2", "workloads"),
+    "ResourceFlavor": ("kueue.x-k8s.io/v1beta2", "resourceflavors"),
+    "WorkloadPriorityClass": ("kueue.x-k8s.io/v1beta2", "workloadpriorityclasses"),
+    "PriorityClass": ("scheduling.k8s.io/v1", "priorityclasses"),
 }
 
 
@@ -109,6 +115,19 @@ class Kube:
             if exc.status == 404:
                 return None
             raise
+
+    async def served(self, kind: str) -> bool:
+        """Whether the API server serves `kind` (its API group version lists the resource): a
+        missing CRD and a missing object both answer 404 to a GET of the object."""
+        api_version, plural = KINDS[kind]
+        path = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        try:
+            listing = await self._run("GET", path)
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return any(r.get("name") == plural for r in listing.get("resources") or [])
 
     async def list(self, kind: str, namespace: str | None, label_selector: str = "") -> list[Obj]:
         query = {"labelSelector": label_selector} if label_selector else None

@@ -20,8 +20,8 @@ from typing import Any
 import kopf
 
 from pinery.api.base import GROUP, VERSION
+from pinery.fsdpjob import kueue, progress_from_logs
 from pinery.fsdpjob import plan as plan_job
-from pinery.fsdpjob import progress_from_logs
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.plan import Plan
 from pinery.gateways.kube import KubeError
@@ -101,6 +101,15 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     async def fsdpjob_event(namespace, name, meta, **_):
         wakeups.job_changed(namespace, name, meta.get("generation"))
 
+    # A job's Workload changed (Kueue admitted or evicted it, ...): wake its daemon. Kopf
+    # watches the resource once its CRD exists (none without Kueue).
+    @kopf.on.event("kueue.x-k8s.io", "v1beta2", "workloads", id="fsdpjob_workload_event",
+                   labels={kueue.JOB_UID_LABEL: kopf.PRESENT}, registry=registry)
+    async def fsdpjob_workload_event(namespace, meta, **_):
+        for owner in meta.get("ownerReferences") or []:
+            if owner.get("kind") == "FSDPJob" and str(owner.get("apiVersion", "")).startswith(f"{GROUP}/"):
+                wakeups.wake(namespace, owner["name"])
+
     @kopf.on.event("", "v1", "pods", id="register.<locals>.fsdpjob_pod_event", labels={LABEL_JOB: kopf.PRESENT},
                    registry=registry)
     async def fsdpjob_pod_event(namespace, name, labels, meta, **_):
@@ -158,13 +167,16 @@ class JobLoop:
         pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
         service = await kube.get("Service", namespace, service_name(name))
         config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
+        queue = await read_queue(kube, job)
         for _ in range(MAX_ROUNDS):
             result = plan_job(
                 job, pods, datetime.now(timezone.utc),
                 service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
-                timing=self.services.fsdpjob_timing,
+                timing=self.services.fsdpjob_timing, **queue.args(),
             )
             applied = await apply(result, job, self.services, self.logger, self.wakeups)
+            if applied.stale:
+                return 0.0  # a precondition failed: someone else wrote first; read everything again
             self.refused = applied.refused
             self.services.metrics.reconciled("FSDPJob", "idle" if result.idle else "changed")
             self.services.metrics.job_phase(namespace, name, result.status.get("phase"))
@@ -179,10 +191,49 @@ class JobLoop:
             pods = _replaced(pods, applied.created.get("Pod", []))
             service = _newest(applied.created.get("Service"), service)
             config_map = _newest(applied.created.get("ConfigMap"), config_map)
+            queue.workload = applied.workload or _newest(applied.created.get("Workload"), queue.workload)
         else:
             return 0.0  # still changing: look again with fresh reads
         await update_progress(read, result, self.services)
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
+
+
+@dataclass
+class Queue:
+    """What a pass reads of a Kueue-queued job's world (pinery.fsdpjob.kueue): its Workload by
+    its deterministic name, the ResourceFlavors its admission assigns, and, while there is no
+    Workload, whether the API server serves Workloads at all and the job's priority class."""
+
+    labelled: bool = False
+    workload: dict | None = None
+    flavors: dict[str, dict] = field(default_factory=dict)
+    served: bool = True
+    priority: tuple[kueue.PriorityRef, int | None] | None = None
+
+    def args(self) -> dict[str, Any]:
+        if not self.labelled:
+            return {}
+        return {"workload": self.workload, "flavors": self.flavors, "kueue_served": self.served, "priority": self.priority}
+
+
+async def read_queue(kube: Any, job: dict) -> Queue:
+    if not kueue.queue_name(job):
+        return Queue()
+    meta = job["metadata"]
+    queue = Queue(labelled=True)
+    queue.workload = await kube.get("Workload", meta["namespace"], kueue.workload_name(meta["name"], meta.get("uid") or ""))
+    if queue.workload is None:
+        queue.served = await kube.served("Workload")
+        ref = kueue.priority_ref(job)
+        if queue.served and ref is not None:
+            found = await kube.get(ref.kind, None, ref.name)
+            queue.priority = (ref, int(found["value"]) if found is not None else None)
+        return queue
+    for flavor in kueue.assigned_flavors(queue.workload):
+        found = await kube.get("ResourceFlavor", None, flavor)
+        if found is not None:
+            queue.flavors[flavor] = found
+    return queue
 
 
 def _newest(created: list[dict[str, Any]] | None, read: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -201,6 +252,8 @@ class Applied:
     refused: dict[str, str] = field(default_factory=dict)  # `Kind/name` -> the API server's message
     job: dict | None = None  # the job as its status patch left it
     created: dict[str, list[dict]] = field(default_factory=dict)  # kind -> the objects as the API server answered
+    workload: dict | None = None  # the Workload as the last patch of it left it
+    stale: bool = False  # a patch's resourceVersion precondition failed (409)
 
 
 async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger, wakeups: Wakeups) -> Applied:
@@ -215,7 +268,15 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
             if added > 0:
                 services.metrics.fsdpjob_restarts.labels(namespace).inc(added)
         elif action == "patch":
-            await kube.merge_patch(payload.kind, namespace, payload.name, payload.patch, subresource=payload.subresource)
+            try:
+                patched = await kube.merge_patch(payload.kind, namespace, payload.name, payload.patch, subresource=payload.subresource)
+            except KubeError as exc:
+                if exc.status not in (404, 409):
+                    raise
+                applied.stale = True  # changed or gone since it was read: plan again on a fresh read
+                return applied
+            if payload.kind == "Workload":
+                applied.workload = patched
         elif action == "delete_pod":
             await kube.delete("Pod", namespace, payload.name, uid=payload.uid, grace_seconds=0 if payload.force else None)
         elif action == "delete_object":
