@@ -224,3 +224,40 @@ def test_two_jobs_in_a_cluster_queue_with_room_for_one_run_one_after_the_other(k
     first_done = condition(kueue.workload("first"), "Finished")["lastTransitionTime"]
     second_admitted = condition(kueue.workload("second"), "QuotaReserved")["lastTransitionTime"]
     assert second_admitted >= first_done
+
+
+def test_the_upstream_crd_refuses_what_pinery_must_never_write_and_honours_resource_version_preconditions(kplane, ns, kueue):
+    wl = kq.workload({"metadata": {"name": "v", "namespace": ns, "uid": "u-1", "labels": {kq.QUEUE_LABEL: "q"}}},
+                     h_spec(numNodes=2), {"metadata": {"labels": {}}, "spec": {"containers": [{"name": "trainer", "image": "i"}]}})
+    wl["spec"]["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
+    refused = kplane.http("POST", f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads", json=wl)
+    assert refused.status_code == 422 and "priority should not be nil when priorityClassRef is set" in refused.json()["message"]
+    wl["spec"]["priority"] = 100  # kueue.workload always writes both
+    created = kplane.http("POST", f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads", json=wl)
+    assert created.status_code == 201, created.text
+    stale = {"metadata": {"resourceVersion": "1"}, "status": {"conditions": []}}
+    answer = kplane.http("PATCH", f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads/{wl['metadata']['name']}/status",
+                         json=stale, headers={"Content-Type": "application/merge-patch+json"})
+    assert answer.status_code == 409
+
+
+def h_spec(**spec):
+    from pinery.api.fsdpjob import FSDPJobSpec
+
+    return FSDPJobSpec.model_validate({"nprocPerNode": 1, "command": ["python", "train.py"], **spec})
+
+
+def test_without_kueue_installed_a_labelled_job_says_so_and_creates_nothing(control_plane):
+    plane = control_plane
+    plane.install_crds()
+    ns = "no-kueue"
+    assert plane.http("POST", "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}).status_code == 201
+    with h.job_operator(plane, ns) as op:
+        create_queued(plane, ns, "lost", numNodes=1)
+        job = op.wait_condition("lost", "Queued", "True", "KueueNotInstalled")
+        assert "serves no kueue.x-k8s.io/v1beta2 Workloads" in h.condition(job, "Queued")["message"]
+        assert h.status(job)["phase"] == "Queued"
+        wait_for(lambda: "KueueNotInstalled" in h.reasons(plane, ns, "lost"), what="the Warning Event")
+        assert ("Warning", "KueueNotInstalled") in [(t, r) for t, r, _ in h.events(plane, ns, "lost")]
+        pods = plane.http("GET", f"/api/v1/namespaces/{ns}/pods").json()["items"]
+        assert pods == []
