@@ -73,9 +73,18 @@ NAMESPACED = {
     ("", "persistentvolumeclaims"): {"get", "list", "watch"},
     ("", "events"): {"create", "patch"},
     ("events.k8s.io", "events"): {"create", "patch"},
+    # Kueue: the job's Workload (Kopf watches it to wake the job); spec.active and the finalizer by patch.
+    ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "create", "patch"},
+    ("kueue.x-k8s.io", "workloads/status"): {"patch"},
 }
 CLUSTER_WIDE_ONLY = {("", "namespaces"): {"get", "list", "watch"}}
-CLUSTER_SCOPED = {("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"}}
+CLUSTER_SCOPED = {
+    ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
+    # Kueue: an admission's ResourceFlavors and a Workload's priority class, read by name.
+    ("kueue.x-k8s.io", "resourceflavors"): {"get"},
+    ("kueue.x-k8s.io", "workloadpriorityclasses"): {"get"},
+    ("scheduling.k8s.io", "priorityclasses"): {"get"},
+}
 PEERING = {("kopf.dev", "kopfpeerings"): {"get", "list", "watch", "patch"}}
 CLUSTER_PEERING = {("kopf.dev", "clusterkopfpeerings"): {"get", "list", "watch", "patch"}}
 
@@ -280,6 +289,22 @@ def test_user_roles_can_be_turned_off():
     # Turning them off leaves the operator's own RBAC as it was.
     kept = [(o["kind"], o["metadata"]["name"]) for o in render({"rbac": {"aggregateToDefaultRoles": False}}) if o["kind"] in RBAC_KINDS]
     assert kept == [(o["kind"], o["metadata"]["name"]) for o in operator_objects(render({})) if o["kind"] in RBAC_KINDS]
+
+
+def test_kueue_may_read_fsdpjobs_when_enabled():
+    """Kueue's manager follows pod owners to an external framework's job: get, list, watch on
+    fsdpjobs, bound to Kueue's ServiceAccount (its manager role has no aggregationRule)."""
+    assert not [o for o in render({}) if o["metadata"]["name"].endswith("-kueue")]
+    for values in ({"kueue": {"enabled": True}}, {"kueue": {"enabled": True, "serviceAccount": {"name": "kq", "namespace": "queues"}}},
+                   {"kueue": {"enabled": True}, "watchNamespaces": ["team-a"]}):
+        objects = render(values)
+        role = next(o for o in of_kind(objects, "ClusterRole") if o["metadata"]["name"] == "pinery-kueue")
+        assert permissions(role["rules"]) == {("pinery.dev", "fsdpjobs"): {"get", "list", "watch"}}
+        binding = next(o for o in of_kind(objects, "ClusterRoleBinding") if o["metadata"]["name"] == "pinery-kueue")
+        sa = values["kueue"].get("serviceAccount", {"name": "kueue-controller-manager", "namespace": "kueue-system"})
+        assert binding["subjects"] == [{"kind": "ServiceAccount", **sa}]
+        assert binding["roleRef"]["name"] == "pinery-kueue"
+    assert not [o for o in render({"kueue": {"enabled": True}, "rbac": {"create": False}}) if o["metadata"]["name"].endswith("-kueue")]
 
 
 def assert_binds_operator(binding, objects):

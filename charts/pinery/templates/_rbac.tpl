@@ -48,6 +48,16 @@ namespaced:
   - apiGroups: ["events.k8s.io"]
     resources: ["events"]
     verbs: ["create", "patch"]
+  # Kueue (an FSDPJob labelled kueue.x-k8s.io/queue-name): the job's Workload is read and
+  # created; patch sets spec.active and removes Kueue's finalizer; list and watch are Kopf's
+  # watch that wakes the job when Kueue admits or evicts it. No delete: the ownerReference
+  # collects it. Without Kueue's CRDs these grant nothing.
+  - apiGroups: ["kueue.x-k8s.io"]
+    resources: ["workloads"]
+    verbs: ["get", "list", "watch", "create", "patch"]
+  - apiGroups: ["kueue.x-k8s.io"]
+    resources: ["workloads/status"]
+    verbs: ["patch"]
 clusterWide:
   - apiGroups: [""]
     resources: ["namespaces"]
@@ -56,6 +66,14 @@ cluster:
   - apiGroups: ["apiextensions.k8s.io"]
     resources: ["customresourcedefinitions"]
     verbs: ["get", "list", "watch"]
+  # Kueue: the ResourceFlavors an admission assigns (node labels, tolerations) and the
+  # priority class of a job's Workload, read by name.
+  - apiGroups: ["kueue.x-k8s.io"]
+    resources: ["resourceflavors", "workloadpriorityclasses"]
+    verbs: ["get"]
+  - apiGroups: ["scheduling.k8s.io"]
+    resources: ["priorityclasses"]
+    verbs: ["get"]
 peering:
   - apiGroups: ["kopf.dev"]
     resources: ["kopfpeerings"]
