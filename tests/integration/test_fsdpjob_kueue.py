@@ -261,3 +261,13 @@ def test_without_kueue_installed_a_labelled_job_says_so_and_creates_nothing(cont
         assert ("Warning", "KueueNotInstalled") in [(t, r) for t, r, _ in h.events(plane, ns, "lost")]
         pods = plane.http("GET", f"/api/v1/namespaces/{ns}/pods").json()["items"]
         assert pods == []
+
+
+def test_a_deleted_job_does_not_leave_its_workload_hanging_on_kueues_finalizer(kplane, ns, kubelet, kueue, op):
+    create_queued(kplane, ns, "bye", numNodes=1)
+    wl = kueue.wait("bye", lambda w: True)
+    kueue.admit("bye")
+    kubelet.wait_pods("bye", 1)
+    assert kplane.http("DELETE", h.jobs_path(ns, "bye")).status_code == 200
+    gone = f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads/{wl['metadata']['name']}"
+    wait_for(lambda: kplane.http("GET", gone).status_code == 404, timeout=30, what="the Workload collected")

@@ -105,15 +105,35 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     # watches the resource once its CRD exists (none without Kueue).
     @kopf.on.event("kueue.x-k8s.io", "v1beta2", "workloads", id="fsdpjob_workload_event",
                    labels={kueue.JOB_UID_LABEL: kopf.PRESENT}, registry=registry)
-    async def fsdpjob_workload_event(namespace, meta, **_):
-        for owner in meta.get("ownerReferences") or []:
-            if owner.get("kind") == "FSDPJob" and str(owner.get("apiVersion", "")).startswith(f"{GROUP}/"):
-                wakeups.wake(namespace, owner["name"])
+    async def fsdpjob_workload_event(namespace, name, meta, **_):
+        owners = [o for o in meta.get("ownerReferences") or []
+                  if o.get("kind") == "FSDPJob" and str(o.get("apiVersion", "")).startswith(f"{GROUP}/")]
+        for owner in owners:
+            wakeups.wake(namespace, owner["name"])
+        if owners and meta.get("deletionTimestamp") and kueue.FINALIZER in (meta.get("finalizers") or []):
+            await release_orphan(services.kube, namespace, name, meta, owners[0])
 
     @kopf.on.event("", "v1", "pods", id="register.<locals>.fsdpjob_pod_event", labels={LABEL_JOB: kopf.PRESENT},
                    registry=registry)
     async def fsdpjob_pod_event(namespace, name, labels, meta, **_):
         wakeups.pod_changed(namespace, labels[LABEL_JOB], name, meta.get("resourceVersion"))
+
+
+async def release_orphan(kube: Any, namespace: str, name: str, meta: dict, owner: dict) -> None:
+    """A Workload being deleted whose FSDPJob is gone (the garbage collector deletes it after
+    the job): no daemon is left to remove Kueue's finalizer, and Kueue's workload controller
+    removes it only from Workloads without owners (`isOrphanedWorkload`). A live job's daemon
+    handles its own Workload's deletion."""
+    job = await kube.get("FSDPJob", namespace, owner["name"])
+    if job is not None and job["metadata"].get("uid") == owner.get("uid") and not job["metadata"].get("deletionTimestamp"):
+        return
+    finalizers = [f for f in meta.get("finalizers") or [] if f != kueue.FINALIZER]
+    try:
+        await kube.merge_patch("Workload", namespace, name,
+                               {"metadata": {"resourceVersion": meta.get("resourceVersion"), "finalizers": finalizers or None}})
+    except KubeError as exc:
+        if exc.status not in (404, 409):  # gone, or changed: its next event comes here again
+            raise
 
 
 def refused(exc: KubeError) -> bool:
