@@ -271,3 +271,17 @@ def test_a_deleted_job_does_not_leave_its_workload_hanging_on_kueues_finalizer(k
     assert kplane.http("DELETE", h.jobs_path(ns, "bye")).status_code == 200
     gone = f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads/{wl['metadata']['name']}"
     wait_for(lambda: kplane.http("GET", gone).status_code == 404, timeout=30, what="the Workload collected")
+
+
+def test_the_workload_priority_class_label_gives_the_workload_its_priority_and_a_missing_class_holds_the_job(kplane, ns, kubelet, kueue, op):
+    kueue.create("workloadpriorityclasses", {"kind": "WorkloadPriorityClass", "metadata": {"name": f"high-{ns}"}, "value": 1000})
+    create_queued(kplane, ns, "vip", numNodes=1, labels={kq.PRIORITY_CLASS_LABEL: f"high-{ns}"})
+    wl = kueue.wait("vip", lambda w: True)
+    assert wl["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": f"high-{ns}"}
+    assert wl["spec"]["priority"] == 1000
+
+    create_queued(kplane, ns, "nobody", numNodes=1, labels={kq.PRIORITY_CLASS_LABEL: "no-such-class"})
+    job = op.wait_condition("nobody", "Queued", "True", "WorkloadPriorityClassNotFound")
+    assert h.condition(job, "Queued")["message"] == 'WorkloadPriorityClass "no-such-class" not found'  # Kueue's words
+    assert kueue.workload("nobody") is None
+    wait_for(lambda: "WorkloadPriorityClassNotFound" in h.reasons(kplane, ns, "nobody"), what="the Warning Event")

@@ -420,7 +420,7 @@ class _Pass:
         if q.priority is not None and q.priority[1] is None:
             ref = q.priority[0]
             # ExtractPriority: Kueue creates no Workload, and warns (WorkloadPriorityClassNotFound).
-            self._hold(f"{ref.kind}NotFound", f"{ref.kind} {ref.name!r} not found", event="Warning")
+            self._hold(f"{ref.kind}NotFound", f'{ref.kind} "{ref.name}" not found', event="Warning")
             d.after(self.timing.wait_poll)
             return True
         priority = (q.priority[0], q.priority[1]) if q.priority is not None and q.priority[1] is not None else None
