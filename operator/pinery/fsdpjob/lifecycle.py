@@ -449,7 +449,8 @@ class _Pass:
     def _lose_admission(self, reason: str) -> None:
         """The admission is gone (evicted, not admitted, Workload deleted): every pod stops.
         When the attempt had one, or has pods, the next admission starts a new attempt, counted
-        in status.requeues, not in restarts (written before any pod is deleted, as a restart)."""
+        in status.requeues, not in restarts (written before any pod is deleted, as a restart:
+        from then on the old pods are stale)."""
         if self.admission is not None or self.current:
             self.admission, self.placement = None, NO_PLACEMENT
             self.requeues += 1
