@@ -16,14 +16,18 @@ def _left(start: datetime, seconds: float, now: datetime) -> float:
 
 
 def active_deadline_left(deadline: Optional[int], start_time: Optional[str], suspended: Optional[Mapping[str, Any]],
-                         now: datetime) -> Optional[float]:
+                         now: datetime, queued: Optional[Mapping[str, Any]] = None) -> Optional[float]:
     """Seconds left of activeDeadlineSeconds; None without a deadline or before the start.
-    A resume restarts the clock (Suspended False since then)."""
+    A resume restarts the clock (Suspended False since then), and so does a Kueue admission
+    (Queued False since then): Kueue resets a Job's startTime when it stops it after an
+    eviction (job_controller_test "when workload is evicted, suspend, reset startTime and
+    restore node affinity")."""
     start = parse_time(start_time)
     if deadline is None or start is None:
         return None
-    if suspended and suspended.get("status") == "False":
-        start = max(start, parse_time(suspended.get("lastTransitionTime")) or start)
+    for cond in (suspended, queued):
+        if cond and cond.get("status") == "False":
+            start = max(start, parse_time(cond.get("lastTransitionTime")) or start)
     return _left(start, deadline, now)
 
 

@@ -417,14 +417,15 @@ class _Pass:
     def _create_workload(self, name: str, queue: Optional[str]) -> bool:
         q, d = self.queue, self.d
         assert q is not None
-        if q.priority is not None and q.priority[1] is None:
+        priority = self._priority()
+        if priority is False:
+            assert q.priority is not None
             ref = q.priority[0]
             # ExtractPriority: Kueue creates no Workload, and warns (WorkloadPriorityClassNotFound).
             self._hold(f"{ref.kind}NotFound", f'{ref.kind} "{ref.name}" not found', event="Warning")
             d.after(self.timing.wait_poll)
             return True
-        priority = (q.priority[0], q.priority[1]) if q.priority is not None and q.priority[1] is not None else None
-        wl = kueue.workload(d.job, self.spec, self._template_pod(), priority)
+        wl = kueue.workload(d.job, self.spec, self._template_pod(), priority or None)
         d.creates.append(wl)
         refusal = self._refusal(wl)
         if refusal:
@@ -435,6 +436,15 @@ class _Pass:
         if told.get("reason") != "Pending":
             d.emit("Normal", "CreatedWorkload", f"Created Workload: {self.ref.namespace}/{name}")
         return True
+
+    def _priority(self) -> "tuple[kueue.PriorityRef, int] | None | Literal[False]":
+        """The Workload's priority class and value; None without one; False when the class
+        named does not exist."""
+        q = self.queue
+        if q is None or q.priority is None:
+            return None
+        ref, value = q.priority
+        return False if value is None else (ref, value)
 
     def _hold(self, reason: str, message: str, event: Optional[EventType] = None) -> None:
         self.d.set("Queued", "True", reason, message, event=event)
@@ -471,7 +481,14 @@ class _Pass:
         """`spec.suspend`: the Workload goes inactive (Kueue evicts it, reason Deactivated), and
         its quota is released once the pods are gone."""
         q = self.queue
-        if q is None or q.wl is None:
+        if q is None:
+            return
+        if q.wl is None:
+            # 'when job is initially suspended, the Workload has active=false and it's not
+            # admitted': the queue shows it, Kueue admits nothing.
+            priority = self._priority()
+            if q.served and not self._active_pods() and priority is not False:
+                self.d.creates.append(kueue.workload(self.d.job, self.spec, self._template_pod(), priority or None))
             return
         q.writes.want("active", kueue.active_patch(q.wl, False))
         self.admission, self.placement = None, NO_PLACEMENT
@@ -591,7 +608,7 @@ class _Pass:
 
     def _deadline_exceeded(self) -> bool:
         deadline = self.spec.active_deadline_seconds
-        left = active_deadline_left(deadline, self.d.start_time, self.d.cond("Suspended"), self.d.now)
+        left = active_deadline_left(deadline, self.d.start_time, self.d.cond("Suspended"), self.d.now, self.d.cond("Queued"))
         if left is None:
             return False
         if left > 0:

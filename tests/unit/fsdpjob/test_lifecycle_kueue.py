@@ -283,3 +283,35 @@ def test_a_deleted_workload_stops_the_pods_and_is_created_anew_once_none_is_left
     c.finish_deletions()
     c.settle()
     assert c.wl is not None and c.status["phase"] == "Queued" and c.status["requeues"] == 1
+
+
+def test_when_job_is_initially_suspended_the_workload_has_active_false_and_it_is_not_admitted():
+    c = KueueCluster(queued_job({"numNodes": 1, "suspend": True}))
+    p = c.reconcile()
+    assert "Workload" in kinds(p) and c.wl["spec"]["active"] is False
+    c.settle()
+    assert c.status["phase"] == "Suspended" and c.pods() == []
+    c.job["spec"]["suspend"] = False
+    c.settle()
+    assert c.wl["spec"]["active"] is True and c.status["phase"] == "Queued"
+
+
+def test_active_deadline_counts_from_the_last_admission():
+    """Kueue resets a Job's startTime when an eviction stops it ("when workload is evicted,
+    suspend, reset startTime and restore node affinity")."""
+    c = KueueCluster(queued_job({"numNodes": 1, "activeDeadlineSeconds": 100}))
+    running(c)
+    c.tick(90)
+    c.evict()
+    c.settle()
+    c.finish_deletions()
+    c.settle()
+    c.tick(600)
+    c.admit()
+    c.settle()
+    c.run()
+    c.settle()
+    assert not c.condition("Failed") and c.status["phase"] == "Running"
+    c.tick(101)
+    c.settle()
+    assert c.condition("Failed")["reason"] == "DeadlineExceeded"
