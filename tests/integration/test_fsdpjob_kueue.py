@@ -285,3 +285,15 @@ def test_the_workload_priority_class_label_gives_the_workload_its_priority_and_a
     assert h.condition(job, "Queued")["message"] == 'WorkloadPriorityClass "no-such-class" not found'  # Kueue's words
     assert kueue.workload("nobody") is None
     wait_for(lambda: "WorkloadPriorityClassNotFound" in h.reasons(kplane, ns, "nobody"), what="the Warning Event")
+
+
+def test_an_elastic_job_partially_admitted_runs_the_admitted_nodes(kplane, ns, kubelet, kueue, op):
+    create_queued(kplane, ns, "stretch", numNodes=3, elastic={"minNodes": 2})
+    wl = kueue.wait("stretch", lambda w: True)
+    assert (wl["spec"]["podSets"][0]["count"], wl["spec"]["podSets"][0]["minCount"]) == (3, 2)
+    kueue.admit("stretch", count=2)
+    pods = kubelet.wait_pods("stretch", 2)
+    assert [p["metadata"]["name"] for p in pods] == ["stretch-node-0", "stretch-node-1"]
+    kubelet.run_all("stretch", 2)
+    job = op.wait_phase("stretch", "Running")
+    assert h.status(job)["admission"]["count"] == 2 and len(h.status(job)["nodes"]) == 2
