@@ -43,11 +43,22 @@ def test_active_deadline(deadline, start, suspended, now, left):
         ([cond("Restarting", "True", 200)], 300, 500),  # from the last gang restart
         ([cond("Restarting", "False", 200)], 300, 300),  # a finished restart does not count
         ([cond("Suspended", "False", 400)], 450, 550),  # from the resume
+        ([cond("Queued", "False", 400)], 450, 550),  # from the (last) Kueue admission
+        ([cond("Queued", "True", 400)], 450, 150),  # queued again: no admission to count from
         ([], 600, 0),
     ],
 )
 def test_startup_timeout_counts_from_the_latest_start(conditions, now, left):
     assert startup_left(600, at(0), conditions, T0 + timedelta(seconds=now)) == left
+
+
+@pytest.mark.parametrize("queued, now, left", [
+    (cond("Queued", "False", 30), 40, 90),  # a Kueue admission restarts the clock
+    (cond("Queued", "True", 30), 40, 60),  # evicted, not admitted again yet
+    (None, 40, 60),
+])
+def test_active_deadline_counts_from_the_last_admission(queued, now, left):
+    assert active_deadline_left(100, at(0), None, T0 + timedelta(seconds=now), queued) == left
 
 
 def test_startup_timeout_without_any_start_is_unknown():
