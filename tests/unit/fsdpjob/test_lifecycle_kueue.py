@@ -315,3 +315,22 @@ def test_active_deadline_counts_from_the_last_admission():
     c.tick(101)
     c.settle()
     assert c.condition("Failed")["reason"] == "DeadlineExceeded"
+
+
+def test_when_workload_is_evicted_the_next_attempt_carries_only_the_new_admissions_flavor():
+    """'when workload is evicted, suspend, reset startTime and restore node affinity' and
+    jobset's TestRestorePodSetsInfo: nothing of the old admission stays on the new pods."""
+    c = KueueCluster(queued_job({"numNodes": 1, "podTemplate": {"nodeSelector": {"team": "a"}}}))
+    c.flavors = {**FLAVORS, "v100": {"metadata": {"name": "v100"}, "spec": {"nodeLabels": {"gpu": "v100"}}}}
+    running(c)
+    assert c.pods()[0]["spec"]["nodeSelector"] == {"team": "a", "gpu": "a100"}
+    c.evict()
+    c.settle()
+    c.finish_deletions()
+    c.settle()
+    c.admit(flavors={"cpu": "v100"})
+    c.settle()
+    (pod,) = c.pods()
+    assert pod["spec"]["nodeSelector"] == {"team": "a", "gpu": "v100"}
+    assert {"key": "gpu", "operator": "Exists"} not in (pod["spec"].get("tolerations") or [])
+    assert c.status["admission"]["flavors"] == {"cpu": "v100"}
