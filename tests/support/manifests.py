@@ -186,6 +186,12 @@ def fsdpjob_specs(draw, overrides: Overrides | None = None) -> dict:
         top = elastic.get("maxNodes", spec["numNodes"])
         spec["numNodes"] = min(max(spec["numNodes"], elastic["minNodes"]), top)
         elastic["minNodes"] = min(elastic["minNodes"], spec["numNodes"])
+    gang = spec.get("gang")
+    if gang is not None:  # each scheduler's own setting only
+        if gang["scheduler"] != "coscheduling":
+            gang.pop("scheduleTimeoutSeconds", None)
+        if gang["scheduler"] != "volcano":
+            gang.pop("queue", None)
     template = spec.get("podTemplate")
     if template is not None and "volumeMounts" in template:
         names = [v["name"] for v in template.get("volumes", [])]
@@ -436,7 +442,7 @@ def vectorindex_rule(draw, doc: dict) -> Invalid:
 MODEL_ONLY_RULES = ("trainer-warmup", "trainer-batch", "trainer-shape")
 FSDPJOB_RULES = (
     "reserved-env", "env-value-and-source", "command-and-trainer", "elastic-min-max", "elastic-num-nodes",
-    "reserved-volume", "reserved-mount", "unknown-volume", *MODEL_ONLY_RULES,
+    "reserved-volume", "reserved-mount", "unknown-volume", "gang-timeout", "gang-queue", *MODEL_ONLY_RULES,
 )
 
 
@@ -464,6 +470,12 @@ def fsdpjob_rule(draw, doc: dict, rules: tuple[str, ...] = FSDPJOB_RULES) -> Inv
         spec["numNodes"] = draw(st.sampled_from([1, 5]))
         spec["elastic"] = {"minNodes": 2, "maxNodes": 4}
         return Invalid(doc, "spec.numNodes", rule)
+    if rule == "gang-timeout":
+        spec["gang"] = {"scheduler": "volcano", "scheduleTimeoutSeconds": 60}
+        return Invalid(doc, "spec.gang.scheduleTimeoutSeconds", rule)
+    if rule == "gang-queue":
+        spec["gang"] = {"scheduler": "coscheduling", "queue": "research"}
+        return Invalid(doc, "spec.gang.queue", rule)
     template = spec.setdefault("podTemplate", {})
     if rule in ("reserved-volume", "reserved-mount", "unknown-volume"):
         volumes = template.setdefault("volumes", [])
