@@ -57,7 +57,7 @@ def test_every_example_job_renders_least_privilege_pods():
     result = run_pinery("render", "-f", "examples/")
     assert result.returncode == 0, result.stderr
     rendered = [d for d in yaml.safe_load_all(result.stdout) if d]
-    jobs = {d["metadata"]["name"]: d["spec"] for p in sorted((REPO_ROOT / "examples").glob("*.yaml"))
+    jobs = {d["metadata"]["name"]: d["spec"] for p in sorted((REPO_ROOT / "examples").rglob("*.yaml"))
             for d in yaml.safe_load_all(p.read_text()) if d and d["kind"] == "FSDPJob"}
     pods = of_kind(rendered, "Pod")
     assert jobs and {p["metadata"]["ownerReferences"][0]["name"] for p in pods} == set(jobs)

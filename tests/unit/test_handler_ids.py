@@ -12,7 +12,7 @@ from pinery.metrics import Metrics
 
 # The ids Kopf derived from the functions before they were given explicitly (fn.__qualname__).
 IDS = {
-    "_watching": ["register.<locals>.fsdpjob_event", "register.<locals>.fsdpjob_pod_event", "vectorindex_event"],
+    "_watching": ["fsdpjob_workload_event", "register.<locals>.fsdpjob_event", "register.<locals>.fsdpjob_pod_event", "vectorindex_event"],
     "_spawning": ["register.<locals>.fsdpjob_daemon", "vectorindex_daemon"],
     "_changing": ["vectorindex_delete"],
 }
