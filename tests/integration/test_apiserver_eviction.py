@@ -38,19 +38,12 @@ def bound_pod(core, name: str, node: str = "node-a", phase: str | None = None, l
     return created
 
 
-def conditions_of(core, name: str) -> list[dict]:
-    return [c.to_dict() for c in core.read_namespaced_pod(name, "default").status.conditions or []]
-
-
-def test_evicting_a_pod_marks_it_then_deletes_it_and_answers_a_status(control_plane):
-    core = control_plane.core_v1()
-    bound_pod(core, "web", phase="Running")
+def watch_until_deleted(plane, name: str) -> tuple[list[tuple[str, dict]], threading.Thread]:
+    """Record every watch event of pod `name` (type, object) in a thread that ends at DELETED."""
     events: list[tuple[str, dict]] = []
-    watching = threading.Event()
 
     def watch() -> None:
-        stream = control_plane.http("GET", "/api/v1/namespaces/default/pods?watch=true&fieldSelector=metadata.name=web", stream=True)
-        watching.set()
+        stream = plane.http("GET", f"/api/v1/namespaces/default/pods?watch=true&fieldSelector=metadata.name={name}", stream=True, timeout=60)
         for line in stream.iter_lines():
             event = json.loads(line)
             events.append((event["type"], event["object"]))
@@ -59,7 +52,17 @@ def test_evicting_a_pod_marks_it_then_deletes_it_and_answers_a_status(control_pl
 
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
-    watching.wait(5)
+    return events, thread
+
+
+def conditions_of(core, name: str) -> list[dict]:
+    return [c.to_dict() for c in core.read_namespaced_pod(name, "default").status.conditions or []]
+
+
+def test_evicting_a_pod_marks_it_then_deletes_it_and_answers_a_status(control_plane):
+    core = control_plane.core_v1()
+    bound_pod(core, "web", phase="Running")
+    events, thread = watch_until_deleted(control_plane, "web")
     wait_for(lambda: events and events[0][0] == "ADDED", timeout=5, what="the watch's ADDED event")
 
     answer = control_plane.http("POST", "/api/v1/namespaces/default/pods/web/eviction", json={
@@ -229,18 +232,7 @@ def test_kubectl_drain_cordons_the_node_and_evicts_its_pods(pod_runner):
         create(plane, manifest)
     for name in ("drained-1", "drained-2", "kept"):
         wait_for_phase(plane, name, "Running")
-    events: list[tuple[str, dict]] = []
-
-    def watch() -> None:
-        stream = plane.http("GET", "/api/v1/namespaces/default/pods?watch=true&fieldSelector=metadata.name=drained-1", stream=True, timeout=60)
-        for line in stream.iter_lines():
-            event = json.loads(line)
-            events.append((event["type"], event["object"]))
-            if event["type"] == "DELETED":
-                return
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
+    events, thread = watch_until_deleted(plane, "drained-1")
     wait_for(lambda: events, timeout=5, what="the watch's ADDED event")
     drained = plane.kubectl("drain", "pinery-local", "--pod-selector=app=drained", "--ignore-daemonsets", "--delete-emptydir-data",
                             "--timeout=60s", timeout=90)

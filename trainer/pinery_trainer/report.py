@@ -61,14 +61,17 @@ class Reporter:
         self.stream = stream or sys.stdout
 
     def event(self, name: str, **fields: Any) -> None:
-        if self.rank != 0:
-            return
-        record = {"event": name, **{k: clean(v) for k, v in fields.items()}}
-        self.stream.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self.stream.flush()
+        if self.rank == 0:
+            write_event({"event": name, **fields}, self.stream)
 
     def log(self, message: str) -> None:
         log(message, self.rank)
+
+
+def write_event(record: dict[str, Any], stream: TextIO) -> None:
+    """One JSON line, flushed at once: the operator reads the log while the job runs."""
+    stream.write(json.dumps({k: clean(v) for k, v in record.items()}, separators=(",", ":")) + "\n")
+    stream.flush()
 
 
 def log(message: str, rank: Optional[int] = None) -> None:
@@ -96,10 +99,13 @@ def _process_rank() -> int:
 def _emit(record: dict[str, Any], stream: Optional[TextIO]) -> bool:
     if _process_rank() != 0:
         return False  # the operator reads rank 0's log; other ranks stay quiet
-    out = stream or sys.stdout
-    out.write(json.dumps({k: clean(v) for k, v in record.items()}, separators=(",", ":")) + "\n")
-    out.flush()  # the operator reads the log while the job runs: never leave a line buffered
+    write_event(record, stream or sys.stdout)
     return True
+
+
+def _check_step(step: Any) -> None:
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise ValueError(f"step must be a non-negative integer, not {step!r}")
 
 
 def step(step: int, *, loss: Optional[float] = None, total_steps: Optional[int] = None,
@@ -109,11 +115,10 @@ def step(step: int, *, loss: Optional[float] = None, total_steps: Optional[int] 
 
     Keys left None are not printed; `extra` keys (camelCase, JSON values) are printed as they
     are and kept in the log for people, the operator ignoring what it does not know."""
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ValueError(f"step must be a non-negative integer, not {step!r}")
-    record: dict[str, Any] = {"event": "progress", "step": step}
+    _check_step(step)
     given = {"total_steps": total_steps, "loss": loss, "tokens_per_second": tokens_per_second,
              "checkpoint_step": checkpoint_step, "learning_rate": learning_rate}
+    record: dict[str, Any] = {"event": "progress", "step": step}
     record.update({_STEP_KEYS[k]: v for k, v in given.items() if v is not None})
     record.update(extra)
     return _emit(record, stream)
@@ -121,6 +126,5 @@ def step(step: int, *, loss: Optional[float] = None, total_steps: Optional[int] 
 
 def checkpoint(step: int, *, stream: Optional[TextIO] = None, **extra: Any) -> bool:
     """Report that the checkpoint of step `step` is complete (written and durable)."""
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ValueError(f"step must be a non-negative integer, not {step!r}")
+    _check_step(step)
     return _emit({"event": "checkpoint", "step": step, **extra}, stream)

@@ -144,7 +144,9 @@ def view_pod(pod: dict[str, Any]) -> PodView:
     scheduled = _condition(status, "PodScheduled")
     waiter_done = (waiter.get("state") or {}).get("terminated") or {}
 
-    if disruption.get("status") == "True" and (phase in ("Failed", "Unknown") or meta.get("deletionTimestamp")):
+    # Kubernetes' word that the pod's end is a disruption: the condition, and the pod ended or ending.
+    disrupted = disruption.get("status") == "True" and (phase in ("Failed", "Unknown") or bool(meta.get("deletionTimestamp")))
+    if disrupted:
         # Kubernetes' own word that the pod was disrupted, not failed (disruption_policy):
         # it outranks status.reason, which a kubelet eviction also sets (Evicted).
         reason = disruption.get("reason") or "Disrupted"
@@ -195,5 +197,5 @@ def view_pod(pod: dict[str, Any]) -> PodView:
         reason=reason,
         detail=detail,
         finished_at=parse_time(terminated.get("finishedAt")),
-        disrupted=disruption.get("status") == "True" and (phase in ("Failed", "Unknown") or bool(meta.get("deletionTimestamp"))),
+        disrupted=disrupted,
     )
