@@ -67,6 +67,9 @@ NAMESPACED = {
     ("pinery.dev", "fsdpjobs/finalizers"): {"update"},
     ("", "pods"): {"get", "list", "watch", "create", "delete"},
     ("", "pods/log"): {"get"},
+    # An FSDPJob's PodGroups (spec.gang), read each pass and never watched.
+    ("scheduling.x-k8s.io", "podgroups"): {"get", "list", "create", "delete"},
+    ("scheduling.volcano.sh", "podgroups"): {"get", "list", "create", "delete"},
     ("", "services"): {"get", "list", "watch", "create", "delete"},
     ("", "configmaps"): {"get", "list", "watch", "create", "update", "patch", "delete"},
     ("", "secrets"): {"get"},

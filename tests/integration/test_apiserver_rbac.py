@@ -140,6 +140,23 @@ def test_the_charts_rbac_allows_what_the_operator_does(control_plane):
     assert 'User "system:serviceaccount:pinery-system:pinery" cannot list resource "secrets" in API group "" in the namespace "team-a"' in denied.stderr
 
 
+def test_the_charts_rbac_allows_the_podgroups_of_gang_jobs_and_no_more(control_plane):
+    """With the upstream PodGroup CRDs installed (kubectl resolves the resources by discovery)."""
+    from tests.conftest import shared_path
+    from tests.support.chart import RELEASE_NAMESPACE, render
+
+    for crd in ("scheduler-plugins/scheduling.x-k8s.io_podgroups.yaml", "volcano/scheduling.volcano.sh_podgroups.yaml"):
+        control_plane.kubectl("apply", "-f", str(shared_path("kube-crds", *crd.split("/"))))
+    control_plane.kubectl("create", "namespace", RELEASE_NAMESPACE)
+    objects = [o for o in render({}) if o["kind"] in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")]
+    control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    token = control_plane.kubectl("create", "token", "pinery", "-n", RELEASE_NAMESPACE).stdout.strip()
+    for group in ("scheduling.x-k8s.io", "scheduling.volcano.sh"):
+        for verb, allowed in (("get", "yes"), ("list", "yes"), ("create", "yes"), ("delete", "yes"), ("watch", "no"), ("patch", "no"), ("update", "no")):
+            answer = control_plane.kubectl("--token", token, "auth", "can-i", verb, f"podgroups.{group}", "-n", "team-a", check=False).stdout.strip()
+            assert answer == allowed, (verb, group)
+
+
 def test_impersonation_with_kubectl_as(control_plane):
     """`kubectl --as` (Impersonate-* headers): the admin may impersonate anyone, and the request
     is then authorized as that user; a ServiceAccount may impersonate only what RBAC grants."""

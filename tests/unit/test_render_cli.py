@@ -35,6 +35,29 @@ def test_renders_exactly_what_the_first_reconcile_creates():
         assert_valid(doc)
 
 
+def test_a_gang_job_renders_its_podgroup_before_the_pods_as_the_reconciles_create_them():
+    text = JOB + "  gang:\n    scheduler: volcano\n    queue: research\n"
+    result = run_pinery("render", "-f", "-", "--uid", "abc", stdin=text)
+    assert result.returncode == 0, result.stderr
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("Service", "train"), ("ConfigMap", "train-trainer"), ("PodGroup", "train-0"), ("Pod", "train-node-0"), ("Pod", "train-node-1"),
+    ]
+    assert docs[2]["apiVersion"] == "scheduling.volcano.sh/v1beta1" and docs[2]["spec"]["queue"] == "research"
+    assert {d["metadata"]["annotations"]["scheduling.k8s.io/group-name"] for d in docs[3:]} == {"train-0"}
+    # The operator's first pass creates the group, the next (the group read back) the pods.
+    job = yaml.safe_load(text)
+    job["metadata"]["uid"] = "abc"
+    first = plan(job, [], T0, settings=OperatorSettings(), pod_groups=[])
+    service, config_map, group = first.create
+    second = plan({**job, "status": first.status}, [], T0, settings=OperatorSettings(), service=service, config_map=config_map,
+                  pod_groups=[group])
+    assert [*first.create, *second.create] == docs
+    for doc in docs:
+        if doc["kind"] != "PodGroup":  # a custom resource: tests/unit/test_fsdpjob_gang.py validates it against its CRD
+            assert_valid(doc)
+
+
 def test_examples_render_valid_objects_with_namespace_and_settings_from_the_environment():
     import os
     import subprocess

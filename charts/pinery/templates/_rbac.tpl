@@ -27,6 +27,15 @@ namespaced:
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list", "watch", "create", "delete"]
+  # An FSDPJob's gang (spec.gang): list, each pass reads the job's PodGroups (no watch: they are
+  # read, not followed); get, a create that meets AlreadyExists reads the group; delete, an old
+  # attempt's group or a suspended job's. Rules for an API group a cluster does not serve grant nothing.
+  - apiGroups: ["scheduling.x-k8s.io"]
+    resources: ["podgroups"]
+    verbs: ["get", "list", "create", "delete"]
+  - apiGroups: ["scheduling.volcano.sh"]
+    resources: ["podgroups"]
+    verbs: ["get", "list", "create", "delete"]
   - apiGroups: [""]
     resources: ["pods/log"]
     verbs: ["get"]

@@ -13,7 +13,7 @@ PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "render",
-        help="print the Service, ConfigMap and pods the operator would create for FSDPJobs",
+        help="print the Service, ConfigMap, PodGroup and pods the operator would create for FSDPJobs",
         description=(
             "Print, as a YAML stream, exactly the children the operator creates for each FSDPJob "
             "in the input (the same builder functions), for review in Git without a cluster. "

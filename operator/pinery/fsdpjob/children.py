@@ -15,6 +15,7 @@ import yaml
 from pinery.api.base import controller_reference
 from pinery.api.fsdpjob import DEFAULT_TERMINATION_GRACE_SECONDS, RESERVED_VOLUME_PREFIX, SHM_PATH, FSDPJobSpec, PodTemplate
 from pinery.api.immutability import mutable_fields
+from pinery.fsdpjob import gang
 from pinery.fsdpjob.env import container_env
 from pinery.fsdpjob.naming import (
     ANNOTATION_SPEC,
@@ -25,6 +26,7 @@ from pinery.fsdpjob.naming import (
     LABEL_MANAGED_BY,
     TRAINER_CONTAINER,
     WAIT_CONTAINER,
+    WAIT_RESOURCES,
     JobRef,
     config_map_name,
     master_addr,
@@ -56,8 +58,6 @@ DEFAULT_POD_SECURITY = {
     "seccompProfile": {"type": "RuntimeDefault"},
 }
 DEFAULT_CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-# The init container only opens a TCP connection now and then.
-WAIT_RESOURCES = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}}
 # Annotations are limited to 256 KiB in all; a spec larger than this is not recorded.
 MAX_ACCEPTED_SPEC = 128 * 1024
 
@@ -232,7 +232,10 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
 
 
 def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, attempt: int = 0) -> list[dict[str, Any]]:
-    """Everything the operator creates for a new job, in creation order."""
+    """Everything the operator creates for a new job, in creation order (a gang's PodGroup
+    before its pods, which carry its label or annotation)."""
     config_map = build_config_map(job, spec)
-    pods = [build_pod(job, spec, rank, attempt, settings) for rank in range(spec.num_nodes)]
-    return [build_service(job, spec), *([config_map] if config_map else []), *pods]
+    group = gang.pod_group(job, spec, attempt)
+    placement = gang.placement(job, spec, attempt)
+    pods = [build_pod(job, spec, rank, attempt, settings, placement) for rank in range(spec.num_nodes)]
+    return [build_service(job, spec), *([config_map] if config_map else []), *([group] if group else []), *pods]

@@ -9,6 +9,12 @@ and never counted again, and no pod of the new attempt is created until the old 
 Replaying a plan, or planning again after a crash at any step, therefore yields the same count
 and no second set of pods. A pod's attempt label also witnesses a count already written, so
 a status that lost its count (restored without status, say) is repaired upwards, never reset.
+
+Gang scheduling (spec.gang, gang.py) adds one object per attempt, the PodGroup `<job>-<attempt>`,
+under the same protocol: it is created only once the old attempt's pods are gone, the attempt's
+pods only once the group has been read back (so no pod is ever scheduled outside its gang), and
+the old attempts' groups are deleted once no pod of theirs is left. Its name is deterministic, so
+a replayed creation meets AlreadyExists and reads the one that is there.
 """
 
 from __future__ import annotations
@@ -20,13 +26,13 @@ from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 from pydantic import ValidationError
 
 from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, parse_time, set_condition
-from pinery.api.fsdpjob import FSDPJobSpec
-from pinery.fsdpjob import disruption_policy, failure_policy, kueue, success_policy
+from pinery.api.fsdpjob import FSDPJobSpec, GangScheduler
+from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, success_policy
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
 from pinery.fsdpjob.children import build_config_map, build_pod, build_service
 from pinery.fsdpjob.deadlines import active_deadline_left, startup_left, stuck_terminating, ttl_left
 from pinery.fsdpjob.failure_policy import Failure, node_list
-from pinery.fsdpjob.naming import JobRef, pod_name
+from pinery.fsdpjob.naming import JobRef, pod_group_name, pod_name
 from pinery.fsdpjob.nodes import NodeState, known_failure, observed_before
 from pinery.fsdpjob.observe import PodView, view_pod
 from pinery.fsdpjob.placement import NO_PLACEMENT, Placement
@@ -67,6 +73,7 @@ def plan(
     flavors: Optional[Mapping[str, dict[str, Any]]] = None,
     kueue_served: bool = True,
     priority: Optional[tuple[kueue.PriorityRef, Optional[int]]] = None,
+    pod_groups: Optional[Sequence[dict[str, Any]]] = (),
 ) -> Plan:
     """Decide one reconcile pass of an FSDPJob.
 
@@ -80,6 +87,8 @@ def plan(
     Workload as read (None when there is none), `flavors` the ResourceFlavors its admission
     assigns, by name; `kueue_served` False when the API server serves no Workloads; `priority`
     the class `kueue.priority_ref` names and its value (None: not found).
+    `pod_groups` holds the job's PodGroups (spec.gang), or None when the API server has no
+    PodGroup API of the job's scheduler (the list answered 404).
     """
     draft = _Draft(job, pods, now, refused or {})
     if draft.meta.get("deletionTimestamp"):
@@ -90,7 +99,7 @@ def plan(
         return draft.invalid(exc)
     spec, changed = effective_spec(current, service)
     queue = _Queue(workload, flavors or {}, kueue_served, priority) if kueue.queue_name(job) else None
-    return _Pass(draft, spec, changed, service, config_map, settings or OperatorSettings(), timing, queue).run()
+    return _Pass(draft, spec, changed, service, config_map, settings or OperatorSettings(), timing, queue, pod_groups).run()
 
 
 class _Queue:
@@ -193,7 +202,7 @@ class _Pass:
 
     def __init__(self, draft: _Draft, spec: FSDPJobSpec, changed: list[str], service: Optional[dict[str, Any]],
                  config_map: Optional[dict[str, Any]], settings: OperatorSettings, timing: JobTiming,
-                 queue: Optional[_Queue] = None):
+                 queue: Optional[_Queue] = None, pod_groups: Optional[Sequence[dict[str, Any]]] = ()):
         self.d = draft
         self.ref = JobRef.of(draft.job)
         self.spec, self.changed = spec, changed
@@ -232,6 +241,14 @@ class _Pass:
         self.current: dict[int, PodView] = {}
         self.stale: list[PodView] = []
         self._classify()
+        # The job's own PodGroups by name (spec.gang); None: the API server has none.
+        self.groups: Optional[dict[str, dict[str, Any]]] = None if pod_groups is None else {
+            g["metadata"]["name"]: g for g in pod_groups if _controller_uid(g) == self.ref.uid
+        }
+        # Names held by groups of someone else (a deleted job's of the same name, before the
+        # garbage collector is through): never created again, waited for.
+        self.foreign_groups = {g["metadata"]["name"] for g in pod_groups or [] if _controller_uid(g) != self.ref.uid}
+        self.gang_blocked: Optional[str] = None  # why no pod can be created (GangSchedulerMissing)
 
     # --- observed state -------------------------------------------------------------------
 
@@ -307,6 +324,7 @@ class _Pass:
     def _suspend(self) -> None:
         d = self.d
         d.stop(self.owned)
+        self._delete_groups(keep=None)  # with the pods: resuming starts the attempt's group afresh
         remaining = len(self.owned)
         message = f"waiting for {remaining} pods to stop" if remaining else "pods removed; status and restart count are kept"
         d.set("Suspended", "True", "Suspended", message, event="Normal")
@@ -574,6 +592,7 @@ class _Pass:
         elif decision.action == "replace":
             self._replace_nodes(decision)
         self._start_missing()
+        self._collect_old_groups()
         self._report_refusals()
         self._evaluate()
 
@@ -686,7 +705,7 @@ class _Pass:
         d.set("Failed", "True", reason, message, event="Warning")
         self._settle_running(reason, message)
         d.completion_time = d.completion_time or d.now_s
-        d.creates = [o for o in d.creates if o["kind"] != "Pod"]
+        d.creates = [o for o in d.creates if o["kind"] not in ("Pod", "PodGroup")]
         d.stop([p for p in self.owned if not p.finished])
         for i, p in self.current.items():
             if not p.finished:
@@ -707,6 +726,7 @@ class _Pass:
             for i in blocked:
                 self.nodes[i].reason = "WaitingForOldPod"
         create = [i for i in missing if i not in blocked]
+        placement = self._gang_placement()
         if not create:
             return
         due = parse_time(self.next_attempt_after)
@@ -715,11 +735,17 @@ class _Pass:
             for i in create:
                 self.nodes[i].reason = "BackingOff"
             return
+        if placement is None:
+            # The attempt's PodGroup is not there (yet): no pod may be scheduled outside it.
+            d.after(self.timing.wait_poll)
+            for i in create:
+                self.nodes[i].reason = "GangSchedulerMissing" if self.gang_blocked else "WaitingForPodGroup"
+            return
         # The start counts from the first attempt to create, refused or not, so the startup
         # timeout also ends a job whose pods the API server keeps refusing.
         d.start_time = d.start_time or d.now_s
         for i in create:
-            pod = build_pod(self.ref, self.spec, i, self.nodes[i].attempt, self.settings, self.placement)
+            pod = build_pod(self.ref, self.spec, i, self.nodes[i].attempt, self.settings, self.placement + placement)
             d.creates.append(pod)
             refusal = self._refusal(pod)
             self.nodes[i].reason = "FailedCreate" if refusal else "Creating"
@@ -752,6 +778,12 @@ class _Pass:
             d.after(self.timing.progress)
             return
         waiting = self._waiting_message()
+        if self.gang_blocked:
+            d.set("Running", "False", "GangSchedulerMissing", self.gang_blocked, event="Warning")
+            return
+        part = self._gang_explanation()
+        if part:
+            waiting = f"{part}; {waiting}"
         running = d.cond("Running") or {}
         if self.elastic is not None and (running.get("status") == "True" or running.get("reason") == "WaitingForNodes"):
             # Elastic training was under way: torchrun waits for enough nodes itself, and
@@ -792,6 +824,75 @@ class _Pass:
             return
         self._fail("StartupTimeout", f"the pods were not all running within startupTimeoutSeconds ({limit}s): {waiting}")
 
+    # --- gang scheduling (gang.py) ---------------------------------------------------------
+
+    def _group_attempt(self) -> int:
+        """The attempt of the gang's current group: every node's, or for an elastic job the
+        lowest (a replaced node joins the group the others run in)."""
+        return min(node.attempt for node in self.nodes.values())
+
+    def _current_group(self) -> Optional[dict[str, Any]]:
+        if self.groups is None:
+            return None
+        return self.groups.get(pod_group_name(self.ref.name, self._group_attempt()))
+
+    def _gang_placement(self) -> Optional[Placement]:
+        """What the attempt's pods carry, once its PodGroup has been read back; None until then
+        (the group is created in this pass when it is missing)."""
+        scheduler = self.spec.gang.scheduler if self.spec.gang is not None else None
+        if scheduler is None:
+            return NO_PLACEMENT
+        if self.groups is None:
+            self._gang_missing(scheduler)
+            return None
+        attempt = self._group_attempt()
+        group = self._current_group()
+        if group is None:
+            desired = gang.pod_group(self.ref, self.spec, attempt)
+            if desired is not None and desired["metadata"]["name"] not in self.foreign_groups:
+                self.d.creates.append(desired)
+            return None
+        if group["metadata"].get("deletionTimestamp"):
+            return None  # deleted (a suspension, someone): created again once it is gone
+        return gang.placement(self.ref, self.spec, attempt)
+
+    def _gang_missing(self, scheduler: GangScheduler) -> None:
+        installer = {"coscheduling": "scheduler-plugins (its PodGroup CRD, controller and coscheduling scheduler)", "volcano": "Volcano"}
+        message = (
+            f"spec.gang.scheduler is {scheduler}, but the API server has no PodGroup API "
+            f"(CustomResourceDefinition {gang.CRD_NAMES[scheduler]}): install {installer[scheduler]} or remove spec.gang; "
+            "the pods are created once it is there"
+        )
+        self.gang_blocked = message
+        if not self.d.is_true("Created"):
+            self.d.set("Created", "False", "GangSchedulerMissing", message)
+        self.d.after(self.timing.wait_poll)
+
+    def _gang_explanation(self) -> Optional[str]:
+        """The group's state, for a job whose pods are not all running; while the scheduler
+        still works on it, look again now and then (PodGroups are read, not watched)."""
+        if self.spec.gang is None:
+            return None
+        part = gang.explain(self._current_group(), self.spec.gang.scheduler)
+        if part:
+            self.d.after(self.timing.gang_poll)
+        return part
+
+    def _collect_old_groups(self) -> None:
+        """Delete the groups of older attempts once none of their pods is left."""
+        attempt = self._group_attempt()
+        if self.groups and not any(p.attempt < attempt for p in self.owned):
+            self._delete_groups(keep=pod_group_name(self.ref.name, attempt))
+
+    def _delete_groups(self, keep: Optional[str]) -> None:
+        if self.spec.gang is None or not self.groups:
+            return
+        kind = gang.KIND_KEYS[self.spec.gang.scheduler]
+        for name, group in sorted(self.groups.items()):
+            meta = group["metadata"]
+            if name != keep and not meta.get("deletionTimestamp"):
+                self.d.object_deletions.append(ObjectDeletion(kind, name, meta.get("uid")))
+
     # --- result ---------------------------------------------------------------------------
 
     def _result(self) -> Plan:
@@ -808,9 +909,22 @@ class _Pass:
                            ("lastDisruption", self.last_disruption), ("nextAttemptAfter", self.next_attempt_after)):
             if value:
                 status[key] = value
+        if self.spec.gang is not None:
+            if self.spec.suspend:
+                status.pop("podGroup", None)
+            else:
+                name = pod_group_name(self.ref.name, self._group_attempt())
+                status["podGroup"] = gang.group_status(name, self.spec.gang.scheduler, self._current_group())
         if d.generation is None:
             status.pop("observedGeneration")
         return d.plan(status)
+
+
+def _controller_uid(obj: Mapping[str, Any]) -> Optional[str]:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            return str(ref.get("uid"))
+    return None
 
 
 def _clip(message: str) -> str:

@@ -19,6 +19,9 @@ WAIT_CONTAINER = "wait-for-rank0"
 CONFIG_DIR = "/etc/pinery"
 CONFIG_FILE = "trainer.yaml"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_FILE}"
+# The wait container only opens a TCP connection now and then. (Here, not in children.py,
+# because a PodGroup's minResources counts it too: gang.py.)
+WAIT_RESOURCES = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}}
 
 
 def service_name(job: str) -> str:
@@ -31,6 +34,11 @@ def pod_name(job: str, rank: int) -> str:
 
 def config_map_name(job: str) -> str:
     return f"{job}-trainer"
+
+
+def pod_group_name(job: str, attempt: int) -> str:
+    """The PodGroup of one attempt of the gang (gang.py): a new one per attempt."""
+    return f"{job}-{attempt}"
 
 
 def pod_fqdn(job: str, rank: int, namespace: str, cluster_domain: str) -> str:

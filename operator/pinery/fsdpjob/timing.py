@@ -20,6 +20,9 @@ class JobTiming:
     rank0_exit_grace: float = 10.0
     # How often to look again while waiting for pods to go away.
     wait_poll: float = 5.0
+    # How often to look again at a gang's PodGroup while its scheduler works on it (PodGroups
+    # are read each pass, not watched).
+    gang_poll: float = 15.0
     # How often to look again while training runs (progress is read from the logs).
     progress: float = 30.0
     # How long a settled job sleeps when nothing wakes it.

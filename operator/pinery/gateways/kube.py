@@ -31,6 +31,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "ResourceFlavor": ("kueue.x-k8s.io/v1beta2", "resourceflavors"),
     "WorkloadPriorityClass": ("kueue.x-k8s.io/v1beta2", "workloadpriorityclasses"),
     "PriorityClass": ("scheduling.k8s.io/v1", "priorityclasses"),
+    # An FSDPJob's gang (spec.gang): scheduler-plugins' coscheduling and Volcano.
+    "PodGroup.scheduling.x-k8s.io": ("scheduling.x-k8s.io/v1alpha1", "podgroups"),
+    "PodGroup.scheduling.volcano.sh": ("scheduling.volcano.sh/v1beta1", "podgroups"),
 }
 
 

@@ -22,6 +22,7 @@ import kopf
 from pinery.api.base import GROUP, VERSION
 from pinery.fsdpjob import kueue, progress_from_logs
 from pinery.fsdpjob import plan as plan_job
+from pinery.fsdpjob.gang import KIND_KEYS
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.plan import Plan
 from pinery.gateways.kube import KubeError
@@ -188,11 +189,12 @@ class JobLoop:
         service = await kube.get("Service", namespace, service_name(name))
         config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
         queue = await read_queue(kube, job)
+        pod_groups = await read_pod_groups(kube, job)
         for _ in range(MAX_ROUNDS):
             result = plan_job(
                 job, pods, datetime.now(timezone.utc),
                 service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
-                timing=self.services.fsdpjob_timing, **queue.args(),
+                timing=self.services.fsdpjob_timing, pod_groups=pod_groups, **queue.args(),
             )
             applied = await apply(result, job, self.services, self.logger, self.wakeups)
             if applied.stale:
@@ -212,6 +214,8 @@ class JobLoop:
             service = _newest(applied.created.get("Service"), service)
             config_map = _newest(applied.created.get("ConfigMap"), config_map)
             queue.workload = applied.workload or _newest(applied.created.get("Workload"), queue.workload)
+            if pod_groups is not None:
+                pod_groups = _replaced(pod_groups, applied.created.get("PodGroup", []))
         else:
             return 0.0  # still changing: look again with fresh reads
         await update_progress(read, result, self.services)
@@ -254,6 +258,22 @@ async def read_queue(kube: Any, job: dict) -> Queue:
         if found is not None:
             queue.flavors[flavor] = found
     return queue
+
+
+async def read_pod_groups(kube: Any, job: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The job's PodGroups in its scheduler's API group (spec.gang), by the job-name label; None
+    when the API server does not serve that API (its CRD is not installed: the list is a 404)."""
+    scheduler = ((job.get("spec") or {}).get("gang") or {}).get("scheduler")
+    if scheduler not in KIND_KEYS:
+        return []
+    meta = job["metadata"]
+    try:
+        groups: list[dict[str, Any]] = await kube.list(KIND_KEYS[scheduler], meta["namespace"], label_selector=f"{LABEL_JOB}={meta['name']}")
+    except KubeError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return groups
 
 
 def _newest(created: list[dict[str, Any]] | None, read: dict[str, Any] | None) -> dict[str, Any] | None:

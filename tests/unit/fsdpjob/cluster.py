@@ -46,6 +46,8 @@ class Cluster:
         self.now = now
         self._uids = itertools.count(1)
         self.created_pods = 0
+        # False: the API server serves no PodGroup API (its CRD is not installed).
+        self.pod_group_api = True
 
     # --- the API side ---------------------------------------------------------------------
 
@@ -71,7 +73,11 @@ class Cluster:
             service=copy.deepcopy(self.objects.get(("Service", self.name))),
             config_map=copy.deepcopy(self.objects.get(("ConfigMap", config_map_name(self.name)))),
             settings=SETTINGS,
+            pod_groups=self.pod_groups() if self.pod_group_api else None,
         )
+
+    def pod_groups(self) -> list[dict]:
+        return [copy.deepcopy(o) for (k, _), o in sorted(self.objects.items()) if k == "PodGroup"]
 
     def apply(self, plan, crash_after: int | None = None) -> None:
         for i, (action, payload) in enumerate(plan.steps()):
@@ -113,6 +119,12 @@ class Cluster:
             obj["status"] = {"phase": "Pending"}
             self.created_pods += 1
         self.objects[key] = obj
+
+    def _delete_object(self, deletion) -> None:
+        kind = deletion.kind.partition(".")[0]  # a `Kind.group` key
+        obj = self.objects.get((kind, deletion.name))
+        if obj is not None and (deletion.uid is None or obj["metadata"]["uid"] == deletion.uid):
+            del self.objects[(kind, deletion.name)]
 
     def _event(self, event) -> None:
         self.events.append(event)
