@@ -247,6 +247,7 @@ class PodRecord:
     uid: str
     attempt: int
     rank: int
+    resource_version: int = 0  # the object's at that event: orders it against other objects
 
 
 @dataclass
@@ -305,7 +306,8 @@ class TestKubelet:
         labels = meta.get("labels") or {}
         if kind in ("ADDED", "DELETED"):
             with self._lock:
-                self.history.append(PodRecord(kind, meta["name"], meta["uid"], int(labels.get(LABEL_ATTEMPT, -1)), int(labels.get(LABEL_RANK, -1))))
+                self.history.append(PodRecord(kind, meta["name"], meta["uid"], int(labels.get(LABEL_ATTEMPT, -1)), int(labels.get(LABEL_RANK, -1)),
+                                             int(meta.get("resourceVersion") or 0)))
         if kind == "DELETED":
             return
         if meta.get("deletionTimestamp"):
