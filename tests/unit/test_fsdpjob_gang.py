@@ -28,6 +28,7 @@ from pinery.fsdpjob.gang import (
     min_resources,
     placement,
     pod_group,
+    waits_in_queue,
 )
 from pinery.fsdpjob.nproc import quantity_value
 from pinery.schema.prune import prune
@@ -369,3 +370,30 @@ def test_group_status_reads_phase_and_the_schedulers_message():
         "name": "train-0", "scheduler": "coscheduling", "phase": "Scheduling"}
     assert group_status("train-0", "volcano", group("volcano", "Pending", conditions=UNSCHEDULABLE)) == {
         "name": "train-0", "scheduler": "volcano", "phase": "Pending", "message": UNSCHEDULABLE[0]["message"]}
+
+
+@pytest.mark.parametrize("scheduler, phase, queued", [
+    ("volcano", "Pending", True),  # the queue has not let the gang in (enqueue action)
+    ("volcano", None, False),  # no scheduler has seen it: startup, so a missing scheduler times out
+    ("volcano", "Inqueue", False),
+    ("volcano", "Running", False),
+    ("coscheduling", "Pending", False),  # fewer members than minMember: no queue
+    ("coscheduling", "Scheduling", False),
+])
+def test_only_volcanos_pending_is_waiting_in_a_queue(scheduler, phase, queued):
+    g = group(scheduler, phase) if phase else {"spec": {"minMember": 4}}
+    assert waits_in_queue(g, scheduler) is queued
+    assert waits_in_queue(None, scheduler) is False
+
+
+@pytest.mark.parametrize("previous, phase, expected", [
+    (None, "Inqueue", None),  # never seen queued: no time
+    ({"name": "train-0", "phase": "Pending"}, "Pending", None),
+    ({"name": "train-0", "phase": "Pending"}, "Inqueue", "NOW"),
+    ({"name": "train-0", "phase": "Pending"}, "Running", "NOW"),
+    ({"name": "train-0", "phase": "Inqueue", "enqueuedTime": "THEN"}, "Running", "THEN"),  # kept
+    ({"name": "train-1", "phase": "Pending", "enqueuedTime": "THEN"}, "Inqueue", None),  # another attempt's group
+])
+def test_enqueued_time_is_when_the_group_is_first_seen_out_of_its_queue(previous, phase, expected):
+    out = group_status("train-0", "volcano", group("volcano", phase), previous, "NOW")
+    assert out.get("enqueuedTime") == expected

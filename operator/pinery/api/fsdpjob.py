@@ -472,6 +472,10 @@ class PodGroupStatus(ApiModel):
     scheduler: Optional[GangScheduler] = Field(None, description="coscheduling or volcano.")
     phase: Optional[str] = Field(None, description="The PodGroup's status.phase (Pending, Scheduling, Inqueue, Running, ...).")
     message: Optional[str] = Field(None, description="What the scheduler says about the group, when it says something.")
+    enqueued_time: Optional[str] = Field(
+        None, json_schema_extra={"format": "date-time"},
+        description="When the group was first seen let in by its Volcano queue (Pending to Inqueue or later): startupTimeoutSeconds counts from then.",
+    )
 
 
 class AdmissionStatus(ApiModel):

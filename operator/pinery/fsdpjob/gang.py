@@ -33,7 +33,7 @@ from pinery.fsdpjob.placement import Placement
 
 __all__ = [
     "API_VERSIONS", "CRD_NAMES", "KIND_KEYS", "explain", "format_quantity", "group_attempt", "group_status",
-    "min_member", "min_resources", "placement", "pod_group",
+    "min_member", "min_resources", "placement", "pod_group", "waits_in_queue",
 ]
 
 API_VERSIONS: dict[str, str] = {"coscheduling": "scheduling.x-k8s.io/v1alpha1", "volcano": "scheduling.volcano.sh/v1beta1"}
@@ -199,10 +199,26 @@ def explain(group: Optional[Mapping[str, Any]], scheduler: GangScheduler) -> Opt
     return None
 
 
-def group_status(name: str, scheduler: GangScheduler, group: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+def waits_in_queue(group: Optional[Mapping[str, Any]], scheduler: GangScheduler) -> bool:
+    """Whether the gang waits in its Volcano queue: phase Pending, which the scheduler keeps
+    until its enqueue action lets the group in (Inqueue), and never writes again once it has
+    (session.go `getPodGroupPhase`). Time there is queueing, not a slow start. A group with no
+    phase yet was never seen by a scheduler: that counts as startup, so a missing scheduler
+    still ends in StartupTimeout. coscheduling has no queue: its Pending only means fewer
+    members than minMember exist (`Reconcile`)."""
+    return scheduler == "volcano" and group is not None and (group.get("status") or {}).get("phase") == "Pending"
+
+
+def group_status(name: str, scheduler: GangScheduler, group: Optional[Mapping[str, Any]],
+                 previous: Optional[Mapping[str, Any]] = None, now: str = "") -> dict[str, Any]:
     """status.podGroup: the current group's name, its scheduler, and once it is observed its
-    phase and what the scheduler says of it (Volcano's Unschedulable condition)."""
+    phase and what the scheduler says of it (Volcano's Unschedulable condition); with the
+    last status (`previous`), enqueuedTime: `now` when the group is first seen out of its queue
+    (waits_in_queue), kept while the group is the same."""
     out: dict[str, Any] = {"name": name, "scheduler": scheduler}
+    same = previous is not None and previous.get("name") == name
+    if same and previous and previous.get("enqueuedTime"):
+        out["enqueuedTime"] = previous["enqueuedTime"]
     if group is not None:
         phase = (group.get("status") or {}).get("phase")
         if phase:
@@ -210,4 +226,7 @@ def group_status(name: str, scheduler: GangScheduler, group: Optional[Mapping[st
         message = _unschedulable(group)
         if message:
             out["message"] = message
+        was_queued = same and previous is not None and previous.get("phase") == "Pending"
+        if scheduler == "volcano" and was_queued and phase and not waits_in_queue(group, scheduler) and "enqueuedTime" not in out:
+            out["enqueuedTime"] = now
     return out

@@ -815,8 +815,11 @@ class _Pass:
         return "; ".join(parts) or "waiting for the pods to start"
 
     def _startup_deadline(self, waiting: str) -> None:
+        if self.spec.gang is not None and gang.waits_in_queue(self._current_group(), self.spec.gang.scheduler):
+            return  # queueing, not starting: the clock starts when the queue lets the gang in
         limit = self.spec.startup_timeout_seconds
-        left = startup_left(limit, self.d.start_time, self.d.conditions, self.d.now, later=[self.next_attempt_after])
+        enqueued = self._pod_group_status().get("enqueuedTime") if self.spec.gang is not None else None
+        left = startup_left(limit, self.d.start_time, self.d.conditions, self.d.now, later=[self.next_attempt_after, enqueued])
         if left is None:
             return
         if left > 0:
@@ -878,6 +881,11 @@ class _Pass:
             self.d.after(self.timing.gang_poll)
         return part
 
+    def _pod_group_status(self) -> dict[str, Any]:
+        assert self.spec.gang is not None
+        name = pod_group_name(self.ref.name, self._group_attempt())
+        return gang.group_status(name, self.spec.gang.scheduler, self._current_group(), self.d.old.get("podGroup"), self.d.now_s)
+
     def _collect_old_groups(self) -> None:
         """Delete the groups of older attempts once none of their pods is left."""
         attempt = self._group_attempt()
@@ -913,8 +921,7 @@ class _Pass:
             if self.spec.suspend:
                 status.pop("podGroup", None)
             else:
-                name = pod_group_name(self.ref.name, self._group_attempt())
-                status["podGroup"] = gang.group_status(name, self.spec.gang.scheduler, self._current_group())
+                status["podGroup"] = self._pod_group_status()
         if d.generation is None:
             status.pop("observedGeneration")
         return d.plan(status)

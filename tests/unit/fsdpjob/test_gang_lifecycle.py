@@ -247,3 +247,33 @@ def test_the_startup_timeout_fails_without_making_a_group():
     c.tick(61)
     p = c.reconcile()
     assert c.status["phase"] == "Failed" and p.create == ()
+
+
+def test_a_gang_waiting_in_its_volcano_queue_is_not_failed_and_the_startup_clock_starts_when_let_in():
+    c = gang_job(VOLCANO, startupTimeoutSeconds=60)
+    c.reconcile()
+    c.reconcile()
+    set_phase(c, "train-0", "Pending")
+    c.reconcile()
+    c.tick(3600)  # an hour in a full queue
+    c.reconcile()
+    assert c.status["phase"] == "Pending" and "enqueuedTime" not in c.status["podGroup"]
+    set_phase(c, "train-0", "Inqueue")
+    c.reconcile()
+    enqueued = c.status["podGroup"]["enqueuedTime"]
+    assert enqueued == c.now.strftime("%Y-%m-%dT%H:%M:%SZ") and c.status["phase"] == "Pending"
+    c.tick(59)
+    c.reconcile()
+    assert c.status["phase"] == "Pending" and c.status["podGroup"]["enqueuedTime"] == enqueued
+    c.tick(2)
+    c.reconcile()
+    assert c.status["phase"] == "Failed" and c.condition("Failed")["reason"] == "StartupTimeout"
+
+
+def test_a_volcano_group_no_scheduler_ever_saw_still_times_out():
+    c = gang_job(VOLCANO, startupTimeoutSeconds=60)
+    c.reconcile()
+    c.reconcile()
+    c.tick(61)
+    c.reconcile()
+    assert c.condition("Failed")["reason"] == "StartupTimeout"
