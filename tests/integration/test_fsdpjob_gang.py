@@ -148,7 +148,7 @@ def test_volcano_group_waits_in_its_queue_with_the_schedulers_message_then_runs(
     assert h.status(running)["podGroup"]["scheduler"] == "volcano"
 
 
-def test_suspend_deletes_the_group_with_the_pods_and_resume_makes_it_afresh(gplane, ns, kubelet, op):
+def test_suspend_deletes_the_group_with_the_pods_and_resume_makes_the_next_attempts(gplane, ns, kubelet, op):
     gang_job(gplane, ns, "nap", {"scheduler": "volcano"}, numNodes=1)
     sched = Volcano(gplane, ns)
     first = sched.wait_group("nap-0")
@@ -159,9 +159,9 @@ def test_suspend_deletes_the_group_with_the_pods_and_resume_makes_it_afresh(gpla
     assert "podGroup" not in h.status(h.get_job(gplane, ns, "nap"))
 
     h.patch_job(gplane, ns, "nap", {"suspend": False})
-    again = sched.wait_group("nap-0")
-    assert again["metadata"]["uid"] != first["metadata"]["uid"]
-    wait_for(lambda: sched.members("nap-0"), what="the member again")
+    sched.wait_group("nap-1")  # a resumed job is a new attempt
+    (pod,) = wait_for(lambda: sched.members("nap-1"), what="the member again")
+    assert attempt_of(pod) == 1 and first["metadata"]["name"] == "nap-0"
 
 
 def test_a_queued_gang_job_makes_its_group_only_once_kueue_admits_it(gplane, ns, kubelet, op):

@@ -343,13 +343,14 @@ def test_suspend_removes_the_pods_keeping_status_and_resume_recreates_them(plane
     h.patch_job(plane, ns, "pause", {"suspend": True})
     kubelet.wait_no_pods("pause")
     job = op.wait_phase("pause", "Suspended")
-    assert h.status(job)["restarts"] == 1 and [n["attempt"] for n in h.status(job)["nodes"]] == [1, 1]
+    # the resumed job will be the next attempt (not a restart), told apart from the one suspended
+    assert h.status(job)["restarts"] == 1 and [n["attempt"] for n in h.status(job)["nodes"]] == [2, 2]
     assert h.condition(job, "Suspended")["reason"] == "Suspended"
     wait_for(lambda: op.phase_gauge("Suspended") == 1, what="the gauge counts the suspended job")
 
     h.patch_job(plane, ns, "pause", {"suspend": False})
     pods = kubelet.wait_pods("pause", 2)
-    assert attempts(pods) == [1, 1] and not {p["metadata"]["uid"] for p in pods} & before  # a resume is not a restart
+    assert attempts(pods) == [2, 2] and not {p["metadata"]["uid"] for p in pods} & before  # a resume is not a restart
     kubelet.run_all("pause", 2)
     job = op.wait_phase("pause", "Running")
     assert h.status(job)["restarts"] == 1 and h.condition(job, "Suspended")["reason"] == "Resumed"

@@ -323,6 +323,14 @@ class _Pass:
 
     def _suspend(self) -> None:
         d = self.d
+        if self.current:
+            # Resuming starts a new attempt, so that its logs, labels and PINERY_ATTEMPT are told
+            # apart from those before the suspension (JobSet KEP-1282). Written with the pods'
+            # deletion, as for a restart: from then on the old pods are stale.
+            attempt = self._next_attempt()
+            for node in self.nodes.values():
+                node.attempt = attempt
+            self._classify()
         d.stop(self.owned)
         self._delete_groups(keep=None)  # with the pods: resuming starts the attempt's group afresh
         remaining = len(self.owned)

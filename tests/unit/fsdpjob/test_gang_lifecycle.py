@@ -158,7 +158,7 @@ def test_a_crash_at_any_step_of_a_gang_restart_makes_one_group_per_attempt(crash
     assert set(c.attempts().values()) == {1}
 
 
-def test_suspend_deletes_the_group_with_the_pods_and_resume_makes_it_again():
+def test_suspend_deletes_the_group_with_the_pods_and_resume_makes_the_next_attempts():
     c = started()
     p = c.reconcile()
     c.job["spec"]["suspend"] = True
@@ -169,8 +169,9 @@ def test_suspend_deletes_the_group_with_the_pods_and_resume_makes_it_again():
     c.reconcile()
     c.job["spec"]["suspend"] = False
     resume = c.reconcile()
-    assert kinds(resume) == [("PodGroup", "train-0")]
-    assert [o["kind"] for o in c.reconcile().create] == ["Pod", "Pod"]
+    assert kinds(resume) == [("PodGroup", "train-1")]  # a resumed job is a new attempt
+    pods = c.reconcile().create
+    assert [(o["kind"], o["metadata"]["labels"][LABEL]) for o in pods] == [("Pod", "train-1"), ("Pod", "train-1")]
 
 
 def test_a_finished_job_keeps_its_last_group():

@@ -630,8 +630,31 @@ def test_suspend_removes_pods_keeps_count_and_resume_recreates_without_counting(
     c.finish_deletions()
     p = c.reconcile()
     assert c.status["phase"] == "Pending" and c.status["restarts"] == 1
-    assert [o["metadata"]["labels"]["pinery.dev/attempt"] for o in p.create] == ["1", "1"]
+    # a new attempt, not a restart: told apart from the pods before the suspension
+    assert [o["metadata"]["labels"]["pinery.dev/attempt"] for o in p.create] == ["2", "2"]
     assert "Resumed" in reasons(p.events)
+
+
+def test_a_job_created_suspended_starts_at_attempt_0_and_a_suspension_of_running_pods_moves_it_once():
+    c = Cluster(job_object({"numNodes": 2, "command": ["python", "train.py"], "suspend": True}))
+    c.reconcile()
+    c.reconcile()
+    assert [n["attempt"] for n in c.status["nodes"]] == [0, 0]
+    c.job["spec"]["suspend"] = False
+    converge(c)
+    assert {o["metadata"]["labels"]["pinery.dev/attempt"] for o in c.pods()} == {"0"}
+    c.run()
+    c.reconcile()
+    c.job["spec"]["suspend"] = True
+    c.reconcile()
+    c.reconcile()  # the old pods still stopping: the attempt moves once only
+    assert [n["attempt"] for n in c.status["nodes"]] == [1, 1]
+    c.finish_deletions()
+    c.reconcile()
+    c.job["spec"]["suspend"] = False
+    converge(c)
+    assert {o["metadata"]["labels"]["pinery.dev/attempt"] for o in c.pods()} == {"1"}
+    assert c.status["restarts"] == 0
 
 
 def test_a_job_created_suspended_creates_nothing():
