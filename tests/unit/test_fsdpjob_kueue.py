@@ -404,3 +404,63 @@ def test_one_write_a_pass_in_the_designs_precedence():
     w.want("active", {"a": 1})
     assert w.first() == ("active", {"a": 1}, None)
     assert kq.Writes().first() is None
+
+
+# --- the queue name after the Workload exists (ReconcileGenericJob step 7) -----------------
+
+
+def _reserved(wl: dict) -> dict:
+    return {**wl, "status": {"admission": {"clusterQueue": "cq", "podSetAssignments": []},
+                             "conditions": [cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cq")]}}
+
+
+def _evicted_and_requeued(wl: dict) -> dict:
+    return {**wl, "status": {"conditions": [cond("Evicted", "True", "Preempted", "preempted"),
+                                            cond("QuotaReserved", "False", "Pending", "preempted")]}}
+
+
+def _finished(wl: dict) -> dict:
+    return {**wl, "status": {"conditions": [cond("Finished", "True", "Succeeded", "")]}}
+
+
+@pytest.mark.parametrize("name,state,label,moved,held", [
+    # Kueue test/integration/.../jobs/job/job_controller_test.go: "checking the workload is
+    # updated with queue name when the job does" (a suspended job, its Workload not admitted).
+    ("the workload is updated with queue name when the job does", lambda wl: wl, "team-b", True, None),
+    ("an unchanged label writes nothing", lambda wl: wl, "team-a", False, None),
+    # The Workload CRD: "queueName is immutable while workload quota reserved".
+    ("quota reserved, admission checks pending: not moved", _reserved, "team-b", False, "holds quota of LocalQueue team-a (ClusterQueue cq)"),
+    ("admitted: not moved", admitted, "team-b", False, "Kueue does not move a Workload with a quota reservation"),
+    # Deviation (see queue_change): upstream's step 6 returns while Evicted is True.
+    ("evicted and requeued, quota released: moved", _evicted_and_requeued, "team-b", True, None),
+    ("finished: nothing to move", _finished, "team-b", False, None),
+    # ReconcileGenericJob: "queue-name label is not set, ignoring the job".
+    ("label removed: the job stays under its Workload", lambda wl: wl, None, False, "label was removed"),
+    ("label removed from an admitted job: the same", admitted, None, False, "label was removed"),
+])
+def test_queue_change(name, state, label, moved, held):
+    wl = state(wl_of(job()))
+    change = kq.queue_change(wl, label)
+    if moved:
+        assert change.patch == {"metadata": {"resourceVersion": "7"}, "spec": {"queueName": label}}, name
+    else:
+        assert change.patch is None, name
+    if held is None:
+        assert change.held is None, name
+    else:
+        assert held in change.held, name
+
+
+def test_a_workload_being_deleted_is_not_moved():
+    wl = wl_of(job())
+    wl["metadata"]["deletionTimestamp"] = "2026-01-01T12:00:00Z"
+    assert kq.queue_change(wl, "team-b") == kq.QueueChange()
+
+
+def test_a_job_stays_under_kueue_once_queued_even_without_its_label():
+    j = job()
+    assert kq.under_kueue(j)
+    j["metadata"]["labels"] = {}
+    assert not kq.under_kueue(j)
+    j["status"] = {"conditions": [cond("Queued", "True", "Pending")]}
+    assert kq.under_kueue(j)

@@ -81,6 +81,13 @@ def queue_name(job: Mapping[str, Any]) -> Optional[str]:
     return str(name) if name else None
 
 
+def under_kueue(job: Mapping[str, Any]) -> bool:
+    """Whether the job's pods wait for a Workload: it carries the queue-name label, or it did
+    once (its status has the Queued condition), so its Workload still decides (`queue_change`)."""
+    conditions = ((job.get("status") or {}).get("conditions")) or []
+    return queue_name(job) is not None or get_condition(list(conditions), "Queued") is not None
+
+
 def workload_name(job_name: str, job_uid: str) -> str:
     """`GenerateWorkloadNameWithExtra(name, uid, FSDPJob GVK, "")`: `fsdpjob-<name>` cut to fit,
     `-`, and 5 hex digits of the sha1 of kind, group, name and uid (newline separated)."""
@@ -175,6 +182,54 @@ def workload(job: Mapping[str, Any], spec: FSDPJobSpec, pod: Mapping[str, Any],
         },
         "spec": wl_spec,
     }
+
+
+# --- the queue name after the Workload exists ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueChange:
+    """What a queue-name label that differs from the Workload's spec.queueName comes to: the
+    spec patch that moves the Workload, or why it is not moved (`held`, for the job to say)."""
+
+    patch: Optional[dict[str, Any]] = None
+    held: Optional[str] = None
+
+
+def queue_change(wl: Mapping[str, Any], label: Optional[str]) -> QueueChange:
+    """The job's queue-name label against its Workload, as Kueue's job reconciler treats it
+    (kubernetes-sigs/kueue `pkg/controller/jobframework/reconciler.go`, `ReconcileGenericJob`
+    step 7: while the job is suspended and its Workload not admitted, a `QueueName(job)` that
+    differs from `wl.Spec.QueueName` is written to the Workload, "Job changed queues, updating
+    workload"). The Workload CRD refuses the write while QuotaReserved is True ("queueName is
+    immutable while workload quota reserved"), and Kueue's webhook refuses the label change
+    while the job runs (`jobframework/validation.go` `validateUpdateForQueueName`); pinery has
+    no webhook for it, so a Workload holding quota (waiting for admission checks, admitted,
+    running, or evicted with its pods still stopping) keeps its queue, and the job says so.
+
+    One deviation: upstream's step 6 returns early while the Workload's Evicted condition is
+    True, which Kueue keeps until the next reservation, so a requeued job there keeps its old
+    queue; pinery moves it once the quota is released, as the CRD allows.
+
+    Removing the label does not take a job out of its Workload: Kueue ignores a job without the
+    label (`ReconcileGenericJob`, "queue-name label is not set, ignoring the job"), leaving it
+    suspended and its Workload where it was, and the webhook forbids the removal while it runs.
+    pinery keeps the job under its Workload and says how to leave Kueue."""
+    meta = wl.get("metadata") or {}
+    current = (wl.get("spec") or {}).get("queueName") or ""
+    if label == current or meta.get("deletionTimestamp") or is_finished(wl):
+        return QueueChange()
+    name = meta.get("name")
+    if not label:
+        return QueueChange(held=f"the {QUEUE_LABEL} label was removed, but the job stays under its Workload {name} in LocalQueue "
+                                f"{current} (Kueue leaves such a job as it is); restore the label, or delete and recreate the job "
+                                "without it to run outside Kueue")
+    if has_quota_reservation(wl):
+        cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue")
+        return QueueChange(held=f"the {QUEUE_LABEL} label names LocalQueue {label}, but the Workload {name} holds quota of "
+                                f"LocalQueue {current}" + (f" (ClusterQueue {cq})" if cq else "") + ": Kueue does not move a "
+                                "Workload with a quota reservation; the label takes effect if the job is requeued")
+    return QueueChange(patch={"metadata": {"resourceVersion": meta.get("resourceVersion")}, "spec": {"queueName": label}})
 
 
 # --- reading the Workload -------------------------------------------------------------------
@@ -503,7 +558,7 @@ class Writes:
 
     items: list[tuple[str, dict[str, Any], Optional[str]]] = field(default_factory=list)
 
-    ORDER = ("active", "pods_ready", "requeue", "finished", "finalizer")
+    ORDER = ("active", "queue", "pods_ready", "requeue", "finished", "finalizer")
 
     def want(self, what: str, patch: Optional[dict[str, Any]], subresource: Optional[str] = None) -> None:
         if patch is not None:

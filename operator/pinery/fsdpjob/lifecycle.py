@@ -98,7 +98,7 @@ def plan(
     except ValidationError as exc:
         return draft.invalid(exc)
     spec, changed = effective_spec(current, service)
-    queue = _Queue(workload, flavors or {}, kueue_served, priority) if kueue.queue_name(job) else None
+    queue = _Queue(workload, flavors or {}, kueue_served, priority) if kueue.under_kueue(job) else None
     return _Pass(draft, spec, changed, service, config_map, settings or OperatorSettings(), timing, queue, pod_groups).run()
 
 
@@ -365,15 +365,46 @@ class _Pass:
         costs no quota. Mirrors ReconcileGenericJob: a missing Workload is created once no pod
         is active (`handleJobWithNoWorkload`); a deleted one, an eviction or a lost admission
         stops the pods (`stopJob`), and the quota is released only once none is active."""
-        q = self.queue
-        if q is None:
+        if self.queue is None:
             return False
+        held = self._held_by_kueue()
+        self._follow_queue_label()
+        return held
+
+    def _follow_queue_label(self) -> None:
+        """A queue-name label changed after the Workload exists (kueue.queue_change): the
+        Workload is moved, or the job says in its Queued condition, and once in a Warning, why not."""
+        q, d = self.queue, self.d
+        assert q is not None
+        if q.wl is None:
+            return
+        change = kueue.queue_change(q.wl, kueue.queue_name(d.job))
+        q.writes.want("queue", change.patch)
+        told = d.cond("Queued")
+        if change.held is None or told is None:
+            return
+        before = get_condition(list(d.old.get("conditions") or []), "Queued") or {}
+        message = f"{told.get('message')}; {change.held}" if told.get("message") else change.held
+        d.set("Queued", told["status"], str(told["reason"]), message)
+        if change.held not in str(before.get("message") or ""):
+            d.emit("Warning", "QueueNameNotApplied", change.held)
+
+    def _held_by_kueue(self) -> bool:
+        q = self.queue
+        assert q is not None
         d = self.d
-        if self.service is None:
-            d.creates.append(build_service(self.ref, self.spec))
         name = kueue.workload_name(self.ref.name, self.ref.uid)
         queue = kueue.queue_name(d.job)
         wl = q.wl
+        if queue is None and (wl is None or (wl.get("metadata") or {}).get("deletionTimestamp")):
+            # The label was removed and the Workload is gone: the job has left Kueue.
+            if wl is not None:
+                q.writes.want("finalizer", kueue.finalizer_patch(wl))
+            self.admission, self.placement = None, NO_PLACEMENT
+            d.set("Queued", "False", "NotQueued", f"not queued: the job has no {kueue.QUEUE_LABEL} label and no Workload")
+            return False
+        if self.service is None:
+            d.creates.append(build_service(self.ref, self.spec))
         if not q.served:
             self._hold("KueueNotInstalled", f"the job is labelled {kueue.QUEUE_LABEL}={queue}, but the API server serves no "
                        f"{kueue.API_VERSION} Workloads: install Kueue, or remove the label", event="Warning")
@@ -513,10 +544,11 @@ class _Pass:
             # 'when job is initially suspended, the Workload has active=false and it's not
             # admitted': the queue shows it, Kueue admits nothing.
             priority = self._priority()
-            if q.served and not self._active_pods() and priority is not False:
+            if q.served and kueue.queue_name(self.d.job) and not self._active_pods() and priority is not False:
                 self.d.creates.append(kueue.workload(self.d.job, self.spec, self._template_pod(), priority or None))
             return
         q.writes.want("active", kueue.active_patch(q.wl, False))
+        self._follow_queue_label()
         self.admission, self.placement = None, NO_PLACEMENT
         ev = kueue.eviction(q.wl)
         if ev is not None and not self._active_pods():
@@ -560,8 +592,11 @@ class _Pass:
             q.writes.want("pods_ready", kueue.pods_ready_patch(wl, ready, d.now), "status")
         first = q.writes.first()
         if first is not None:
-            _, patch, subresource = first
+            what, patch, subresource = first
             d.patches.append(ObjectPatch("Workload", str(wl["metadata"]["name"]), patch, subresource))
+            if what == "queue":
+                d.emit("Normal", "UpdatedWorkload", f"moved the Workload {wl['metadata']['name']} from LocalQueue "
+                       f"{(wl.get('spec') or {}).get('queueName')} to {patch['spec']['queueName']}, as the job's {kueue.QUEUE_LABEL} label says")
 
     def _queue_status(self, status: dict[str, Any]) -> None:
         if self.admission is not None:

@@ -228,23 +228,23 @@ class Queue:
     its deterministic name, the ResourceFlavors its admission assigns, and, while there is no
     Workload, whether the API server serves Workloads at all and the job's priority class."""
 
-    labelled: bool = False
+    under_kueue: bool = False  # labelled, or was (kueue.under_kueue)
     workload: dict | None = None
     flavors: dict[str, dict] = field(default_factory=dict)
     served: bool = True
     priority: tuple[kueue.PriorityRef, int | None] | None = None
 
     def args(self) -> dict[str, Any]:
-        if not self.labelled:
+        if not self.under_kueue:
             return {}
         return {"workload": self.workload, "flavors": self.flavors, "kueue_served": self.served, "priority": self.priority}
 
 
 async def read_queue(kube: Any, job: dict) -> Queue:
-    if not kueue.queue_name(job):
+    if not kueue.under_kueue(job):
         return Queue()
     meta = job["metadata"]
-    queue = Queue(labelled=True)
+    queue = Queue(under_kueue=True)
     queue.workload = await kube.get("Workload", meta["namespace"], kueue.workload_name(meta["name"], meta.get("uid") or ""))
     if queue.workload is None:
         queue.served = await kube.served("Workload")

@@ -334,3 +334,61 @@ def test_when_workload_is_evicted_the_next_attempt_carries_only_the_new_admissio
     assert pod["spec"]["nodeSelector"] == {"team": "a", "gpu": "v100"}
     assert {"key": "gpu", "operator": "Exists"} not in (pod["spec"].get("tolerations") or [])
     assert c.status["admission"]["flavors"] == {"cpu": "v100"}
+
+
+def test_a_queued_job_relabelled_moves_its_workload_and_says_so():
+    c = KueueCluster(queued_job({"numNodes": 1}))
+    c.settle()
+    c.job["metadata"]["labels"][kq.QUEUE_LABEL] = "team-b"
+    p = c.plan()
+    (patch,) = p.patches
+    assert (patch.kind, patch.subresource, patch.patch["spec"]) == ("Workload", None, {"queueName": "team-b"})
+    assert [(e.type, e.reason) for e in p.events] == [("Normal", "UpdatedWorkload")]
+    assert "from LocalQueue team-a to team-b" in p.events[0].message
+    c.apply(p)
+    assert c.wl["spec"]["queueName"] == "team-b"
+    c.settle()
+    assert c.reconcile().idle and c.pods() == []
+    c.admit()
+    c.settle()
+    assert c.pods()[0]["metadata"]["labels"][kq.LOCAL_QUEUE_LABEL] == "team-b"
+
+
+def test_an_admitted_job_relabelled_keeps_its_workload_and_warns_once():
+    c = KueueCluster(queued_job({"numNodes": 1}))
+    running(c)
+    c.job["metadata"]["labels"][kq.QUEUE_LABEL] = "team-b"
+    p = c.reconcile()
+    assert not [x for x in p.patches if "spec" in x.patch and "queueName" in x.patch["spec"]]
+    assert [(e.type, e.reason) for e in p.events] == [("Warning", "QueueNameNotApplied")]
+    assert c.wl["spec"]["queueName"] == "team-a" and c.status["phase"] == "Running"
+    assert "Kueue does not move a Workload with a quota reservation" in c.condition("Queued")["message"]
+    assert c.condition("Queued")["reason"] == "Admitted"
+    assert not [e for e in c.reconcile().events if e.reason == "QueueNameNotApplied"]  # once
+    # Requeued: the quota is released, and the label takes effect.
+    c.evict()
+    c.settle()
+    c.finish_deletions()
+    c.settle()
+    assert c.wl["spec"]["queueName"] == "team-b" and c.status["phase"] == "Queued"
+    assert "team-b" not in c.condition("Queued")["message"]
+
+
+def test_removing_the_label_keeps_the_job_under_its_workload():
+    c = KueueCluster(queued_job({"numNodes": 1}))
+    c.settle()
+    del c.job["metadata"]["labels"][kq.QUEUE_LABEL]
+    p = c.reconcile()
+    assert [(e.type, e.reason) for e in p.events] == [("Warning", "QueueNameNotApplied")]
+    c.settle()
+    assert c.pods() == [] and c.status["phase"] == "Queued" and "label was removed" in c.condition("Queued")["message"]
+    c.admit()
+    c.settle()
+    assert len(c.pods()) == 1  # its Workload's admission still starts it
+    # The Workload gone, the job leaves Kueue and runs without it.
+    c2 = KueueCluster(queued_job({"numNodes": 1}))
+    c2.settle()
+    del c2.job["metadata"]["labels"][kq.QUEUE_LABEL]
+    del c2.objects[("Workload", c2.wl["metadata"]["name"])]
+    c2.settle()
+    assert c2.wl is None and len(c2.pods()) == 1 and c2.condition("Queued")["reason"] == "NotQueued"
