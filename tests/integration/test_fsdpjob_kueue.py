@@ -297,3 +297,45 @@ def test_an_elastic_job_partially_admitted_runs_the_admitted_nodes(kplane, ns, k
     kubelet.run_all("stretch", 2)
     job = op.wait_phase("stretch", "Running")
     assert h.status(job)["admission"]["count"] == 2 and len(h.status(job)["nodes"]) == 2
+
+
+def relabel(plane, ns: str, name: str, queue: str | None) -> None:
+    response = plane.http("PATCH", h.jobs_path(ns, name), json={"metadata": {"labels": {kq.QUEUE_LABEL: queue}}},
+                          headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+
+
+def test_relabelling_a_queued_job_moves_its_workload_and_an_admitted_one_stays_and_says_so(kplane, ns, kubelet, kueue, op):
+    create_queued(kplane, ns, "mv", numNodes=1)
+    kueue.wait("mv", lambda w: True)
+    op.wait_phase("mv", "Queued")
+    relabel(kplane, ns, "mv", "team-b")
+    # the upstream CRD accepts the write: no quota reserved
+    kueue.wait("mv", lambda w: w["spec"]["queueName"] == "team-b", what="queueName team-b")
+    assert any(r == "UpdatedWorkload" and "from LocalQueue team-a to team-b" in m for _, r, m in h.events(kplane, ns, "mv"))
+
+    kueue.admit("mv")
+    (pod,) = kubelet.wait_pods("mv", 1)
+    assert pod["metadata"]["labels"][kq.LOCAL_QUEUE_LABEL] == "team-b"
+    relabel(kplane, ns, "mv", "team-c")
+    job = op.wait("mv", lambda j: "Kueue does not move" in h.condition(j, "Queued").get("message", ""), 30, "the refusal told")
+    assert h.condition(job, "Queued")["reason"] == "Admitted"
+    assert [r for _, r, _ in h.events(kplane, ns, "mv")].count("QueueNameNotApplied") == 1
+    assert kueue.workload("mv")["spec"]["queueName"] == "team-b" and kubelet.pods("mv")
+
+    # Requeued after a preemption, the quota released: the label takes effect.
+    kueue.evict("mv", "Preempted", "Preempted to accommodate a workload")
+    kubelet.wait_no_pods("mv")
+    kueue.wait("mv", lambda w: w["spec"]["queueName"] == "team-c", what="queueName team-c after the requeue")
+
+
+def test_removing_the_label_keeps_a_queued_job_under_its_workload(kplane, ns, kubelet, kueue, op):
+    create_queued(kplane, ns, "rm", numNodes=1)
+    kueue.wait("rm", lambda w: True)
+    op.wait_phase("rm", "Queued")
+    relabel(kplane, ns, "rm", None)
+    job = op.wait("rm", lambda j: "label was removed" in h.condition(j, "Queued").get("message", ""), 30, "the removal told")
+    assert h.status(job)["phase"] == "Queued" and kubelet.pods("rm") == []
+    assert "QueueNameNotApplied" in h.reasons(kplane, ns, "rm")
+    kueue.admit("rm")
+    kubelet.wait_pods("rm", 1)

@@ -45,6 +45,7 @@ class Wakeups:
     def __init__(self) -> None:
         self._loops: dict[tuple[str, str], ObjectLoop] = {}
         self._own: dict[tuple[str, str], dict[str, str | None]] = {}  # pod name -> resourceVersion it was created with
+        self._queues: dict[tuple[str, str], str | None] = {}  # the queue-name label the last pass read
 
     def loop(self, namespace: str, name: str) -> ObjectLoop:
         return self._loops.setdefault((namespace, name), ObjectLoop())
@@ -68,6 +69,17 @@ class Wakeups:
         if loop is not None:
             loop.event_showed(generation)
 
+    def queue_label(self, namespace: str, name: str, value: str | None, read: bool = False) -> None:
+        """The job's queue-name label, as a pass read it (`read`) or an event shows it: a label
+        changed since the last pass wakes the daemon (labels keep the generation), so that the
+        Workload follows at once (kueue.queue_change)."""
+        key, value = (namespace, name), value or None
+        if read:
+            self._queues[key] = value
+        elif key in self._queues and self._queues[key] != value:
+            self._queues[key] = value
+            self.wake(namespace, name)
+
     def created(self, namespace: str, job: str, pod: dict[str, Any]) -> None:
         """`pod` as the API server answered its creation: it has a name."""
         meta = pod["metadata"]
@@ -80,6 +92,7 @@ class Wakeups:
     def forget(self, namespace: str, name: str) -> None:
         self._loops.pop((namespace, name), None)
         self._own.pop((namespace, name), None)
+        self._queues.pop((namespace, name), None)
 
 
 def register(registry: kopf.OperatorRegistry, services: Services) -> None:
@@ -101,6 +114,7 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     @kopf.on.event(*resource, id="register.<locals>.fsdpjob_event", registry=registry)
     async def fsdpjob_event(namespace, name, meta, **_):
         wakeups.job_changed(namespace, name, meta.get("generation"))
+        wakeups.queue_label(namespace, name, (meta.get("labels") or {}).get(kueue.QUEUE_LABEL))
 
     # A job's Workload changed (Kueue admitted or evicted it, ...): wake its daemon. Kopf
     # watches the resource once its CRD exists (none without Kueue).
@@ -184,6 +198,7 @@ class JobLoop:
         if job is None or job["metadata"].get("deletionTimestamp"):
             return None  # the children go with it (ownerReferences)
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
+        self.wakeups.queue_label(namespace, name, kueue.queue_name(job), read=True)
         read = job
         pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
         service = await kube.get("Service", namespace, service_name(name))

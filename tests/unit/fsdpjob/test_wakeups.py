@@ -70,3 +70,20 @@ def test_created_objects_replace_those_of_the_same_name_in_what_a_pass_read():
     read = [{"metadata": {"name": "a", "resourceVersion": "1"}}, {"metadata": {"name": "b", "resourceVersion": "2"}}]
     new = [{"metadata": {"name": "b", "resourceVersion": "5"}}, {"metadata": {"name": "c", "resourceVersion": "6"}}]
     assert [(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in _replaced(read, new)] == [("a", "1"), ("b", "5"), ("c", "6")]
+
+
+def test_a_changed_queue_name_label_wakes_it_though_labels_keep_the_generation():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.job_changed("ns", "job", 1)
+    w.queue_label("ns", "job", "team-a")  # before any pass read it: nothing to compare with
+    assert not woken(w)
+    w.queue_label("ns", "job", "team-a", read=True)
+    w.queue_label("ns", "job", "team-a")  # its own status patch: the same label
+    assert not woken(w)
+    w.queue_label("ns", "job", "team-b")
+    assert woken(w)
+    w.queue_label("ns", "job", "team-b")  # once
+    assert not woken(w)
+    w.queue_label("ns", "job", None)  # removed
+    assert woken(w)
