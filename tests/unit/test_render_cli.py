@@ -2,7 +2,7 @@
 
 import yaml
 
-from pinery.fsdpjob import plan
+from pinery.fsdpjob import kueue, plan
 from pinery.settings import OperatorSettings
 from tests.conftest import REPO_ROOT, run_pinery
 from tests.support.k8s import assert_valid
@@ -90,3 +90,68 @@ def test_vectorindexes_render_nothing_and_missing_files_are_clear():
     assert result.returncode == 0 and result.stdout == ""
     result = run_pinery("render", "-f", "/no/such.yaml")
     assert result.returncode == 1 and "cannot read /no/such.yaml" in result.stderr
+
+
+QUEUED = JOB.replace("  namespace: ml\n", "  namespace: ml\n  labels:\n    kueue.x-k8s.io/queue-name: team-a\n")
+
+
+def _admit(wl: dict, cluster_queue: str) -> dict:
+    """Kueue's scheduler admitting all of pod set "node", with a flavor that adds nothing."""
+    conditions = [{"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                  for t in ("QuotaReserved", "Admitted")]
+    return {**wl, "status": {"conditions": conditions, "admission": {"clusterQueue": cluster_queue, "podSetAssignments": [
+        {"name": "node", "flavors": {"cpu": "default"}, "count": wl["spec"]["podSets"][0]["count"]}]}}}
+
+
+def _reconciles(job: dict, cluster_queue: str, priority: int | None = None) -> list[dict]:
+    """What the operator's passes create for a queued job admitted by `cluster_queue`: the
+    first pass the Service and Workload, the admission recorded, then the ConfigMap and the
+    pods (a gang: the PodGroup, then once it is read back the pods)."""
+    settings = OperatorSettings()
+    flavors = {"default": {"metadata": {"name": "default"}, "spec": {}}}
+    ref = kueue.priority_ref(job)
+    first = plan(job, [], T0, settings=settings, pod_groups=[], priority=(ref, priority) if ref else None)
+    service, created_wl = first.create
+    wl = _admit({**created_wl, "metadata": {**created_wl["metadata"], "resourceVersion": "1"}}, cluster_queue)
+    created, status, groups = [service, created_wl], first.status, []
+    for _ in range(4):
+        p = plan({**job, "status": status}, [], T0, settings=settings, service=service, workload=wl, flavors=flavors,
+                 config_map=next((c for c in created if c["kind"] == "ConfigMap"), None), pod_groups=groups)
+        created += list(p.create)
+        groups += [c for c in p.create if c["kind"] == "PodGroup"]
+        status = p.status
+        if any(c["kind"] == "Pod" for c in p.create):
+            break
+    return created
+
+
+def test_a_queued_job_renders_its_workload_first_then_the_children_an_admission_creates():
+    result = run_pinery("render", "-f", "-", "--uid", "abc", "--cluster-queue", "cq", stdin=QUEUED)
+    assert result.returncode == 0, result.stderr
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert [d["kind"] for d in docs] == ["Service", "Workload", "ConfigMap", "Pod", "Pod"]
+    assert docs[1]["spec"]["queueName"] == "team-a" and docs[1]["spec"]["podSets"][0]["count"] == 2
+    assert {d["metadata"]["labels"]["kueue.x-k8s.io/cluster-queue-name"] for d in docs[3:]} == {"cq"}
+    job = yaml.safe_load(QUEUED)
+    job["metadata"]["uid"] = "abc"
+    assert _reconciles(job, "cq") == docs
+    for doc in docs:
+        if doc["kind"] != "Workload":  # tests/contract/test_rendered_crs.py validates it against the CRD
+            assert_valid(doc)
+    # Without --cluster-queue the ClusterQueue's label is left out, nothing else changes.
+    plain = list(yaml.safe_load_all(run_pinery("render", "-f", "-", "--uid", "abc", stdin=QUEUED).stdout))
+    assert all("kueue.x-k8s.io/cluster-queue-name" not in d["metadata"].get("labels", {}) for d in plain)
+    assert [d["kind"] for d in plain] == [d["kind"] for d in docs]
+
+
+def test_a_queued_gang_job_with_a_priority_class_renders_as_the_reconciles_create_it():
+    text = QUEUED.replace("queue-name: team-a\n", "queue-name: team-a\n    kueue.x-k8s.io/priority-class: high\n")
+    text += "  gang:\n    scheduler: coscheduling\n"
+    result = run_pinery("render", "-f", "-", "--uid", "abc", "--cluster-queue", "cq", "--priority", "1000", stdin=text)
+    assert result.returncode == 0, result.stderr
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert [d["kind"] for d in docs] == ["Service", "Workload", "ConfigMap", "PodGroup", "Pod", "Pod"]
+    assert docs[1]["spec"]["priorityClassRef"]["name"] == "high" and docs[1]["spec"]["priority"] == 1000
+    job = yaml.safe_load(text)
+    job["metadata"]["uid"] = "abc"
+    assert _reconciles(job, "cq", 1000) == docs

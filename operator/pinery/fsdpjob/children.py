@@ -231,11 +231,13 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
     return copy.deepcopy(pod)  # no dict shared with the spec, the defaults or another pod
 
 
-def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, attempt: int = 0) -> list[dict[str, Any]]:
+def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, attempt: int = 0,
+                   admission: Placement = NO_PLACEMENT) -> list[dict[str, Any]]:
     """Everything the operator creates for a new job, in creation order (a gang's PodGroup
-    before its pods, which carry its label or annotation)."""
+    before its pods, which carry its label or annotation); `admission` is what a Kueue
+    admission adds to the pods, composed with the gang's as the lifecycle composes them."""
     config_map = build_config_map(job, spec)
     group = gang.pod_group(job, spec, attempt)
-    placement = gang.placement(job, spec, attempt)
+    placement = admission + gang.placement(job, spec, attempt)
     pods = [build_pod(job, spec, rank, attempt, settings, placement) for rank in range(spec.num_nodes)]
     return [build_service(job, spec), *([config_map] if config_map else []), *([group] if group else []), *pods]
