@@ -67,6 +67,8 @@ class PodView:
     finished_at: Optional[datetime]
     # Kubernetes marked the pod's end a disruption (DisruptionTarget True), whatever the reason.
     disrupted: bool = False
+    # When it did: the condition's lastTransitionTime, written as the disruption begins.
+    disrupted_at: Optional[datetime] = None
 
     @property
     def failed(self) -> bool:
@@ -198,4 +200,5 @@ def view_pod(pod: dict[str, Any]) -> PodView:
         detail=detail,
         finished_at=parse_time(terminated.get("finishedAt")),
         disrupted=disrupted,
+        disrupted_at=parse_time(disruption.get("lastTransitionTime")) if disrupted else None,
     )

@@ -74,6 +74,17 @@ def test_reasons(status, reason):
     assert view_pod(pod(status)).reason == reason
 
 
+def test_when_a_pod_was_disrupted():
+    """The DisruptionTarget condition's time, the disruption's start (disruption_policy orders
+    the gang's failures by it); a condition that is not True says nothing."""
+    cond = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI", "lastTransitionTime": "2026-01-01T12:00:05Z"}
+    ended = {"name": "trainer", "state": {"terminated": {"exitCode": 143, "finishedAt": "2026-01-01T12:00:09Z"}}}
+    view = view_pod(pod({"phase": "Failed", "conditions": [cond], "containerStatuses": [ended]}))
+    assert (view.disrupted_at.isoformat(), view.finished_at.isoformat()) == ("2026-01-01T12:00:05+00:00", "2026-01-01T12:00:09+00:00")
+    assert view_pod(pod({"phase": "Failed", "conditions": [{**cond, "status": "False"}]})).disrupted_at is None
+    assert view_pod(pod({"phase": "Unknown"})).disrupted_at is None  # a node lost has no time of its own
+
+
 WAITS = {"initContainers": [{"name": "wait-for-rank0"}], "containers": [{"name": "trainer"}]}
 
 
