@@ -11,21 +11,22 @@ status False, or the reason on another condition type, is no disruption either.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from pinery.api.fsdpjob import FSDPJobSpec
-from pinery.fsdpjob.disruption_policy import DISRUPTION_TARGET_REASONS, backoff, decide, is_disruption
+from pinery.fsdpjob.disruption_policy import DISRUPTION_TARGET_REASONS, backoff, cause, decide, is_disruption
 from pinery.fsdpjob.failure_policy import Failure
 from pinery.fsdpjob.observe import view_pod
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
 
 
-def failure(rank: int, reason: str, code=None, disrupted: bool | None = None) -> Failure:
+def failure(rank: int, reason: str, code=None, disrupted: bool | None = None, at: float = 0) -> Failure:
+    """Node `rank`'s failure, `at` seconds after T0."""
     marked = reason in DISRUPTION_TARGET_REASONS if disrupted is None else disrupted
-    return Failure(rank, f"train-node-{rank}", reason, code, "", T0, marked)
+    return Failure(rank, f"train-node-{rank}", reason, code, "", T0 + timedelta(seconds=at), marked)
 
 
 def spec(**kw) -> FSDPJobSpec:
@@ -110,11 +111,66 @@ def test_max_disruptions_zero_counts_every_disruption_as_a_failure():
     assert (d.action, d.restarts, d.disruptions) == ("gang_restart", 1, 0)
 
 
-def test_a_disruption_beside_a_real_failure_is_a_failure():
-    both = [failure(1, "PreemptionByScheduler"), failure(2, "Error", code=1)]
-    d = decide(spec(), 4, 0, 0, both, both)
-    assert (d.action, d.restarts, d.disruptions, d.disrupted) == ("gang_restart", 1, 0, None)
-    assert "restart 1 of 3" in d.message
+def evicted(rank: int, at: float = 0) -> Failure:
+    return failure(rank, "EvictionByEvictionAPI", code=143, at=at)
+
+
+def exited(rank: int, code: int = 1, at: float = 0) -> Failure:
+    return failure(rank, "Error", code=code, at=at)
+
+
+# What a gang's new failures are, by their order in time (seconds after T0): the rule of
+# `cause`. A disruption's time is its DisruptionTarget condition's, a failure's its container's end.
+@pytest.mark.parametrize(
+    "new, disruption_of",
+    [
+        # a drain: node 1 evicted, the other ranks fail after it (torch.distributed errors, exit 1)
+        pytest.param([evicted(1), exited(0, at=1), exited(2, at=2), exited(3, at=1)], 1, id="eviction, then collateral"),
+        # the API's times are whole seconds: a failure in the eviction's second cannot be told earlier
+        pytest.param([exited(0), evicted(1), exited(2)], 1, id="same second"),
+        pytest.param([exited(2, at=-1), evicted(1)], None, id="a real failure first"),
+        pytest.param([exited(2, at=-1), evicted(1), exited(0, at=1)], None, id="a real failure first, collateral after"),
+        # the first of several disruptions is the cause
+        pytest.param([evicted(3, at=2), failure(1, "PreemptionByScheduler", code=137), exited(0, at=1)], 1, id="two disruptions"),
+        pytest.param([exited(0), exited(2, at=1)], None, id="no disruption"),
+        # a collateral rank exiting with a code the job never retries is part of the disruption
+        pytest.param([evicted(1), exited(2, code=78, at=1)], 1, id="non-retryable after"),
+        pytest.param([exited(2, code=78, at=-5), evicted(1)], None, id="non-retryable before"),
+    ],
+)
+def test_failures_after_the_first_disruption_are_part_of_it(new, disruption_of):
+    first = cause(new)
+    assert (first.rank if first else None) == disruption_of
+
+
+def test_a_drain_with_collateral_failures_is_one_disruption():
+    new = [exited(2, at=2), evicted(1), exited(0, at=1), exited(3, code=78, at=1)]
+    d = decide(spec(maxRestarts=0, nonRetryableExitCodes=[78]), 4, 0, 3, new, new)
+    assert (d.action, d.restarts, d.disruptions, d.disrupted) == ("gang_restart", 0, 4, new[1])
+    assert [f.rank for f in d.collateral] == [0, 3, 2]  # in the order they failed
+    assert [f.rank for f in d.reported] == [1, 0, 3, 2]
+    assert d.message.startswith("node 1 (pod train-node-1) failed: exit code 143 (EvictionByEvictionAPI); nodes 0, 2-3 failed after it; "
+                                "a disruption, not a failure of the job: restarting all 4 nodes (disruption 4 of 10")
+
+
+def test_a_real_failure_before_the_disruption_is_a_failure():
+    new = [evicted(1), exited(2, at=-1), exited(0, at=1)]
+    d = decide(spec(), 4, 0, 0, new, new)
+    assert (d.action, d.restarts, d.disruptions, d.disrupted, d.collateral) == ("gang_restart", 1, 0, None, ())
+    assert d.message.startswith("node 2 (pod train-node-2) failed: exit code 1 (Error); restarting all 4 nodes (restart 1 of 3)")
+
+
+def test_a_non_retryable_exit_before_the_disruption_ends_the_job():
+    new = [evicted(1), exited(2, code=78, at=-1)]
+    d = decide(spec(nonRetryableExitCodes=[78]), 4, 0, 0, new, new)
+    assert (d.action, d.reason) == ("fail", "NonRetryableExitCode")
+
+
+def test_a_disruption_and_its_collateral_past_max_disruptions_spend_one_restart():
+    new = [evicted(1), exited(0, at=1), exited(2, at=1)]
+    d = decide(spec(maxDisruptions=1, maxRestarts=2), 4, 0, 1, new, new)
+    assert (d.action, d.restarts, d.disruptions, d.disrupted) == ("gang_restart", 1, 1, None)
+    assert "disruption limit reached (1 of 1), counted as a failure" in d.message
 
 
 def test_a_non_retryable_exit_still_ends_the_job():
@@ -146,6 +202,26 @@ def test_elastic_replacements_past_the_cap_spend_restarts():
     assert (d.action, d.restarts, d.disruptions) == ("replace", 1, 0)
     assert [(r.failure.rank, r.replaced) for r in d.replacements] == [(2, True), (3, False)]
     assert all("disruption limit reached" in r.message for r in d.replacements)
+
+
+def test_elastic_nodes_failing_after_a_disruption_are_replaced_with_it():
+    new = [failure(2, "PreemptionByScheduler"), exited(3, at=1)]
+    d = decide(spec(maxRestarts=0, **ELASTIC), 4, 0, 0, new, new)
+    assert (d.action, d.restarts, d.disruptions, d.disrupted) == ("replace", 0, 1, new[0])
+    assert [(r.failure.rank, r.replaced) for r in d.replacements] == [(2, True), (3, True)]
+    assert "after the disruption of node 2: replacing its pod (part of that disruption, no restart spent)" in d.replacements[1].message
+
+
+def test_elastic_a_failure_before_the_disruption_spends_restarts():
+    new = [failure(2, "PreemptionByScheduler"), exited(3, at=-1)]
+    d = decide(spec(maxRestarts=5, **ELASTIC), 4, 0, 0, new, new)
+    assert (d.action, d.restarts, d.disruptions) == ("replace", 2, 0)
+
+
+def test_elastic_collateral_that_breaks_the_gang_is_one_disruption():
+    new = [failure(2, "PreemptionByScheduler"), exited(3, at=1), exited(1, at=1)]
+    d = decide(spec(**ELASTIC), 4, 0, 0, new, new)
+    assert (d.action, d.restarts, d.disruptions) == ("gang_restart", 0, 1)  # 1 node left of minNodes 2
 
 
 def test_elastic_rank0_disrupted_restarts_the_gang_as_a_disruption():

@@ -13,15 +13,33 @@ ordinary failure and spends `maxRestarts`.
 A failure with status.reason `Evicted` but no DisruptionTarget condition (a kubelet from before
 the condition existed) is a failure: without the condition a Job's podFailurePolicy would not
 ignore it either.
+
+Collateral failures. A gang does not outlive one of its nodes: torchrun's other ranks fail
+within about 1.5 s of losing a peer, with exit code 1 (measured: shared notes on
+torch.distributed, "Failure propagation"). So the gang's new failures are one disruption when
+the first of them in time is a disruption: every real failure that ended at or after the
+earliest disruption followed from it (collateral) and costs nothing more, whatever its exit
+code, a non-retryable one included (a code that means it would come first in the next
+attempt, and fail the job then). A real failure that ended before the first disruption makes
+the whole a failure. Times are the API's, in whole seconds: a failure in the disruption's
+second is taken for collateral (it cannot be told earlier). A disruption is timed by its
+DisruptionTarget condition, which Kubernetes writes as it begins (before the pod is deleted or
+killed); a failure by its container's end; either, lacking those, by when pinery first sees it,
+so a node lost (no condition, no end) comes after any failure its peers reported. The same
+order decides in one pass or in two: seen first, a disruption restarts the gang and the later
+failures belong to the old attempt. Kubernetes Job's podFailurePolicy judges each pod alone;
+JobSet (pkg/controllers/failure_policy.go, `findFirstFailedJob`, and the rules' earliest
+matching Job) names the first failed Job by its Failed condition's time, the same idea.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Optional
 
 from pinery.api.fsdpjob import MAX_RESTART_BACKOFF_SECONDS, FSDPJobSpec
 from pinery.fsdpjob import failure_policy
-from pinery.fsdpjob.failure_policy import Failure, FailureDecision, Replacement, first_to_fail
+from pinery.fsdpjob.failure_policy import Failure, FailureDecision, Replacement, first_to_fail, node_list
 
 # The reasons Kubernetes writes into a pod's DisruptionTarget condition:
 # - PreemptionByScheduler: `v1.PodReasonPreemptionByScheduler` (k8s.io/api core/v1 types.go),
@@ -48,38 +66,56 @@ def is_disruption(f: Failure) -> bool:
     return f.disrupted or f.reason in DISRUPTION_REASONS
 
 
+def cause(new: list[Failure]) -> Optional[Failure]:
+    """The disruption the new failures follow from: the earliest one, when no real failure
+    ended before it (in the same second counts as after); None when they are a failure."""
+    disrupted = [f for f in new if is_disruption(f)]
+    if not disrupted:
+        return None
+    first = min(disrupted, key=first_to_fail)
+    return None if any(f.at < first.at for f in new if not is_disruption(f)) else first
+
+
 def decide(spec: FSDPJobSpec, n: int, restarts: int, disruptions: int, failures: list[Failure],
            new: list[Failure]) -> FailureDecision:
-    """What the failures not yet acted upon (`new`) cost: a disruption restart when each of them
-    is a disruption and the cap allows, else what `failure_policy.decide` says. A mix of a
-    disruption and a real failure is a failure (the job may be at fault)."""
+    """What the failures not yet acted upon (`new`) cost: a disruption restart when they follow
+    from a disruption (`cause`) and the cap allows, else what `failure_policy.decide` says."""
     if not new:
         return FailureDecision("none", restarts, disruptions=disruptions)
     limit = spec.max_disruptions
-    if not all(is_disruption(f) for f in new):
+    first = cause(new)
+    if first is None:
         return replace(failure_policy.decide(spec, n, restarts, failures, new), disruptions=disruptions)
     gang = failure_policy.gang_broken(spec.elastic, n, failures)
-    # A gang restart counts one disruption; elastic replacements one per node.
-    if disruptions + (1 if gang else len(new)) > limit:
+    disrupted = [f for f in new if is_disruption(f)]
+    # A gang restart counts one disruption; elastic replacements one per disrupted node.
+    if disruptions + (1 if gang else len(disrupted)) > limit:
         decision = failure_policy.decide(spec, n, restarts, failures, new)
         note = f"disruption limit reached ({disruptions} of {limit}), counted as a failure"
         return replace(decision, disruptions=disruptions, message=f"{decision.message}; {note}" if decision.message else note,
                        replacements=tuple(replace(r, message=f"{r.message}; {note}") for r in decision.replacements))
     reported = tuple(sorted(new, key=first_to_fail))
+    collateral = tuple(f for f in reported if not is_disruption(f))
+    after = f"; {node_list(sorted(f.rank for f in collateral))} failed after it" if collateral else ""
     if gang:
-        first = sorted(failures, key=first_to_fail)[0]
         disruptions += 1
         return FailureDecision(
-            "gang_restart", restarts, reported, disruptions=disruptions, disrupted=first,
-            message=(f"{first.describe()}; a disruption, not a failure of the job: restarting all {n} nodes "
+            "gang_restart", restarts, reported, disruptions=disruptions, disrupted=first, collateral=collateral,
+            message=(f"{first.describe()}{after}; a disruption, not a failure of the job: restarting all {n} nodes "
                      f"(disruption {disruptions} of {limit}; restarts used {restarts} of {spec.max_restarts})"),
         )
-    # Elastic, the gang holds: each disrupted node gets a new pod that rejoins.
+    # Elastic, the gang holds: each disrupted node gets a new pod that rejoins, and so does each
+    # node that failed after it, free.
     out = []
     for f in sorted(new, key=lambda f: f.rank):
-        disruptions += 1
-        out.append(Replacement(f, True, f"{f.describe()}; a disruption: replacing its pod (disruption {disruptions} of {limit})"))
-    return FailureDecision("replace", restarts, reported, disruptions=disruptions, replacements=tuple(out), disrupted=reported[0])
+        if is_disruption(f):
+            disruptions += 1
+            out.append(Replacement(f, True, f"{f.describe()}; a disruption: replacing its pod (disruption {disruptions} of {limit})"))
+        else:
+            out.append(Replacement(f, True, f"{f.describe()}; after the disruption of node {first.rank}: replacing its pod "
+                                            "(part of that disruption, no restart spent)"))
+    return FailureDecision("replace", restarts, reported, disruptions=disruptions, replacements=tuple(out), disrupted=first,
+                           collateral=collateral)
 
 
 def backoff(restart: int, base: int) -> float:

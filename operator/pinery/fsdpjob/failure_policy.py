@@ -45,7 +45,8 @@ def node_failures(n: int, current: Mapping[int, PodView], pod_names: Sequence[st
                   known_failed: set[int], vanished: set[int], now: datetime) -> list[Failure]:
     """Every node failed in its current attempt: its pod failed, was deleted by someone else
     (terminating, or `vanished`: seen before and gone), or its failure was recorded before
-    (`known_failed`)."""
+    (`known_failed`). Each is timed when it began, as far as the pod tells: a disruption by its
+    DisruptionTarget condition, a failure by its container's end, else when it is seen (`now`)."""
     out: list[Failure] = []
     for i in range(n):
         p = current.get(i)
@@ -59,10 +60,11 @@ def node_failures(n: int, current: Mapping[int, PodView], pod_names: Sequence[st
             else:
                 continue
         elif p.failed:
-            f = Failure(i, name, p.reason or "Error", p.exit_code, p.detail, p.finished_at or now, p.disrupted)
+            f = Failure(i, name, p.reason or "Error", p.exit_code, p.detail, p.disrupted_at or p.finished_at or now, p.disrupted)
         elif p.terminating:
             reason = p.reason if p.reason not in (None, "Terminating") else "PodDeleted"
-            f = Failure(i, name, reason, None, p.detail or "the pod was deleted by someone other than pinery", now, p.disrupted)
+            f = Failure(i, name, reason, None, p.detail or "the pod was deleted by someone other than pinery",
+                        p.disrupted_at or now, p.disrupted)
         else:
             continue
         out.append(f)
@@ -159,6 +161,7 @@ class FailureDecision:
     replacements: tuple[Replacement, ...] = ()  # "replace", by rank
     disruptions: int = 0  # status.disruptions after the decision (disruption_policy)
     disrupted: Optional[Failure] = None  # the disruption acted on, when it was one
+    collateral: tuple[Failure, ...] = ()  # the failures that followed it, part of the disruption
 
 
 def decide(spec: FSDPJobSpec, n: int, restarts: int, failures: list[Failure], new: list[Failure]) -> FailureDecision:

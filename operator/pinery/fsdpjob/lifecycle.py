@@ -704,7 +704,9 @@ class _Pass:
         f = decision.disrupted
         self.disruptions = decision.disruptions
         if f is not None:
-            self.last_disruption = {"reason": f.reason, "message": _clip(f.detail) or None, "node": f.rank, "time": self.d.now_s}
+            after = f"{node_list(sorted(c.rank for c in decision.collateral))} failed after it" if decision.collateral else ""
+            message = "; ".join(m for m in (_clip(f.detail), after) if m)  # the ranks stay when the detail is clipped
+            self.last_disruption = {"reason": f.reason, "message": message or None, "node": f.rank, "time": self.d.now_s}
             self.last_disruption = {k: v for k, v in self.last_disruption.items() if v is not None}
 
     def _gang_restart(self, decision: failure_policy.FailureDecision) -> None:

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from pinery.api.conditions import parse_time
-from tests.unit.fsdpjob.cluster import Cluster, Crash, job_object, running
+from pinery.api.conditions import now_rfc3339, parse_time
+from tests.unit.fsdpjob.cluster import Cluster, Crash, exited, job_object, running
 from tests.unit.fsdpjob.test_lifecycle import converge, reasons, started
 
 
@@ -16,9 +16,25 @@ def disrupt(c: Cluster, rank: int, reason: str = "PreemptionByScheduler", messag
     """What Kubernetes leaves of a disrupted pod: the condition, then the pod Failed."""
     c.set_pod_status(rank, {
         "phase": "Failed",
-        "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": reason, "message": message}],
-        "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 137, "reason": "Error"}}}],
+        "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": reason, "message": message,
+                        "lastTransitionTime": now_rfc3339(c.now)}],
+        "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 137, "reason": "Error",
+                                                                           "finishedAt": now_rfc3339(c.now)}}}],
     })
+
+
+def evict(c: Cluster, rank: int) -> None:
+    """The Eviction API (a drain): the condition first, then the deletion; the pod still runs."""
+    pod = c.pod(rank)
+    pod["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+                                    "message": "Eviction API: evicting", "lastTransitionTime": now_rfc3339(c.now)}]
+    pod["metadata"]["deletionTimestamp"] = now_rfc3339(c.now + timedelta(seconds=30))
+
+
+def evicted_pod_ends(c: Cluster, rank: int) -> None:
+    """Its trainer stopped for SIGTERM: the pod Failed, the condition kept."""
+    conditions = c.pod(rank)["status"]["conditions"]
+    c.set_pod_status(rank, {**exited(143, c.now), "conditions": conditions})
 
 
 @pytest.mark.parametrize(
@@ -67,13 +83,64 @@ def test_disruptions_are_capped_by_max_disruptions_then_spend_restarts():
     assert c.condition("Failed")["reason"] == "RestartLimitExceeded"
 
 
-def test_a_real_failure_beside_a_disruption_spends_a_restart():
+def drain(c: Cluster, *, passes: str) -> None:
+    """Node 1 of 3 evicted at T; ranks 0 and 2 fail after it (torch.distributed errors, exit 1)
+    at T+1; node 1's trainer ends at T+2. `passes`: "one" reconciles once, after it all;
+    "each" after each step."""
+    evict(c, 1)
+    if passes == "each":
+        c.reconcile()
+    c.tick(1)
+    c.fail(0, 1)
+    c.fail(2, 1)
+    if passes == "each":
+        c.reconcile()
+    c.tick(1)
+    evicted_pod_ends(c, 1)
+    c.reconcile()
+
+
+@pytest.mark.parametrize("passes", ["one", "each"])
+def test_a_drain_costs_one_disruption_however_the_passes_see_it(passes):
+    c = started({"numNodes": 3, "maxRestarts": 0})
+    drain(c, passes=passes)
+    assert (c.status["restarts"], c.status["disruptions"]) == (0, 1)
+    assert c.condition("Restarting")["reason"] == "Disrupted"
+    assert c.status["lastDisruption"]["reason"] == "EvictionByEvictionAPI" and c.status["lastDisruption"]["node"] == 1
+    converge(c)
+    assert c.attempts() == {0: 1, 1: 1, 2: 1}  # one new gang, with maxRestarts 0
+    assert "Failed" not in {x["type"] for x in c.status["conditions"] if x["status"] == "True"}
+
+
+def test_failures_seen_with_the_eviction_are_named_as_following_it():
+    c = started({"numNodes": 3, "maxRestarts": 0})
+    drain(c, passes="one")
+    message = c.condition("Restarting")["message"]
+    assert message.startswith("node 1 (pod train-node-1) failed: exit code 143 (EvictionByEvictionAPI): Eviction API: evicting; "
+                              "nodes 0, 2 failed after it; a disruption, not a failure of the job"), message
+    assert c.status["lastDisruption"]["message"] == "Eviction API: evicting; nodes 0, 2 failed after it"
+
+
+def test_a_real_failure_before_a_disruption_spends_a_restart():
+    c = started({"numNodes": 3, "maxRestarts": 2})
+    c.fail(2, 1)
+    c.tick(1)
+    disrupt(c, 1)
+    c.fail(0, 1)  # after the disruption, but the gang had failed already
+    c.reconcile()
+    assert (c.status["restarts"], c.status.get("disruptions", 0)) == (1, 0)
+    assert c.condition("Restarting")["reason"] == "GangRestart"
+    assert c.condition("Restarting")["message"].startswith("node 2 (pod train-node-2) failed: exit code 1 (Error)")
+    assert "lastDisruption" not in c.status
+
+
+def test_a_failure_in_the_disruptions_second_is_part_of_it():
     c = started({"numNodes": 3, "maxRestarts": 2})
     disrupt(c, 1)
     c.fail(2, 1)
     c.reconcile()
-    assert (c.status["restarts"], c.status.get("disruptions", 0)) == (1, 0)
-    assert c.condition("Restarting")["reason"] == "GangRestart"
+    assert (c.status["restarts"], c.status["disruptions"]) == (0, 1)
+    assert c.status["lastDisruption"]["message"] == "preempted by ml/urgent; node 2 failed after it"
 
 
 @pytest.mark.parametrize("crash_after", range(0, 7))
