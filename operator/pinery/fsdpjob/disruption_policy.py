@@ -15,21 +15,22 @@ the condition existed) is a failure: without the condition a Job's podFailurePol
 ignore it either.
 
 Collateral failures. A gang does not outlive one of its nodes: torchrun's other ranks fail
-within about 1.5 s of losing a peer, with exit code 1 (measured: shared notes on
-torch.distributed, "Failure propagation"). So the gang's new failures are one disruption when
-the first of them in time is a disruption: every real failure that ended at or after the
-earliest disruption followed from it (collateral) and costs nothing more, whatever its exit
-code, a non-retryable one included (a code that means it would come first in the next
-attempt, and fail the job then). A real failure that ended before the first disruption makes
-the whole a failure. Times are the API's, in whole seconds: a failure in the disruption's
-second is taken for collateral (it cannot be told earlier). A disruption is timed by its
-DisruptionTarget condition, which Kubernetes writes as it begins (before the pod is deleted or
-killed); a failure by its container's end; either, lacking those, by when pinery first sees it,
-so a node lost (no condition, no end) comes after any failure its peers reported. The same
-order decides in one pass or in two: seen first, a disruption restarts the gang and the later
-failures belong to the old attempt. Kubernetes Job's podFailurePolicy judges each pod alone;
-JobSet (pkg/controllers/failure_policy.go, `findFirstFailedJob`, and the rules' earliest
-matching Job) names the first failed Job by its Failed condition's time, the same idea.
+within about 1.5 s of losing a peer, with exit code 1 (measured with torch 2.13 and gloo:
+`../shared/notes/torch-distributed.md`, "Failure propagation"). So the gang's new failures are
+one disruption when the first of them in time is a disruption: every real failure that ended at
+or after the earliest disruption followed from it (collateral) and costs nothing more, whatever
+its exit code. A non-retryable one included: were the job at fault, that code would come first
+in the next attempt and fail the job then. A real failure that ended before the first
+disruption makes the whole a failure. Times are the API's, in whole seconds: a failure in the
+disruption's second is taken for collateral (it cannot be told earlier). A disruption is timed
+by its DisruptionTarget condition, which marks its start (the Eviction API writes it before it
+deletes the pod); a failure by its container's end; either, lacking those, by when pinery first
+sees it, so a node lost (no condition, no end) comes after any failure its peers reported. The
+same order decides in one pass or in two: seen first, a disruption restarts the gang and the
+later failures belong to the old attempt. Kubernetes Job's podFailurePolicy judges each pod
+alone; JobSet (pkg/controllers/failure_policy.go: `findFirstFailedJob`, and each rule's
+earliest matching Job) acts on the first failed Job by its Failed condition's time, the same
+idea.
 """
 
 from __future__ import annotations
