@@ -266,6 +266,7 @@ JOB = {"numNodes": 2, "nprocPerNode": 2, "command": ["torchrun", "x.py"]}
     [
         ({"suspend": True}, True),
         ({"activeDeadlineSeconds": 60}, True),
+        ({"progressDeadlineSeconds": 600, "firstProgressDeadlineSeconds": 1800}, True),
         ({"ttlSecondsAfterFinished": 0}, True),
         ({"numNodes": 3}, False),
         ({"nprocPerNode": 4}, False),

@@ -13,7 +13,8 @@ POD = {"dimension": 8, "pod": {"environment": "e", "podType": "p1.x1", "replicas
     "model, old, new, changed",
     [
         (FSDPJobSpec, JOB, JOB, []),
-        (FSDPJobSpec, JOB, {**JOB, "suspend": True, "activeDeadlineSeconds": 9, "ttlSecondsAfterFinished": 1}, []),
+        (FSDPJobSpec, JOB, {**JOB, "suspend": True, "activeDeadlineSeconds": 9, "ttlSecondsAfterFinished": 1,
+                                  "progressDeadlineSeconds": 60, "firstProgressDeadlineSeconds": 600}, []),
         (FSDPJobSpec, JOB, {**JOB, "numNodes": 3}, ["numNodes"]),
         (FSDPJobSpec, JOB, {**JOB, "image": "a:2", "masterPort": 1}, ["image", "masterPort"]),
         (FSDPJobSpec, JOB, {**JOB, "trainer": {"steps": 21}}, ["trainer"]),
@@ -33,5 +34,8 @@ def test_changed_immutable_fields(model, old, new, changed):
 
 
 def test_mutable_fields_are_the_unmarked_ones():
-    assert mutable_fields(FSDPJobSpec) == ("suspend", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "maxDisruptions", "restartBackoffSeconds")
+    assert mutable_fields(FSDPJobSpec) == (
+        "suspend", "activeDeadlineSeconds", "progressDeadlineSeconds", "firstProgressDeadlineSeconds", "ttlSecondsAfterFinished",
+        "maxDisruptions", "restartBackoffSeconds",
+    )
     assert "deletionProtection" in mutable_fields(VectorIndexSpec) and "dimension" not in mutable_fields(VectorIndexSpec)

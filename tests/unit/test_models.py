@@ -138,6 +138,10 @@ def test_nproc_per_node_rejects_everything_else(nproc):
         ({"gang": {"scheduler": "coscheduling", "scheduleTimeoutSeconds": 0}}, "scheduleTimeoutSeconds"),
         ({"maxDisruptions": -1}, "maxDisruptions"),
         ({"restartBackoffSeconds": 3601}, "restartBackoffSeconds"),
+        ({"progressDeadlineSeconds": 0}, "progressDeadlineSeconds"),
+        ({"progressDeadlineSeconds": 7 * 24 * 3600 + 1}, "progressDeadlineSeconds"),
+        ({"firstProgressDeadlineSeconds": 0}, "firstProgressDeadlineSeconds"),
+        ({"firstProgressDeadlineSeconds": 7 * 24 * 3600 + 1}, "firstProgressDeadlineSeconds"),
     ],
 )
 def test_fsdpjob_rejections(spec, fragment):

@@ -47,7 +47,7 @@ def printed(*calls) -> str:
 def test_what_step_prints_is_what_the_operator_reads(kwargs, progress):
     text = printed((report.step, (7,), kwargs))
     assert json.loads(text)["event"] == "progress"
-    assert progress_from_logs(text, NOW) == {**progress, "updatedAt": "2026-01-01T12:00:00Z"}
+    assert progress_from_logs(text, NOW) == {**progress, "updatedAt": "2026-01-01T12:00:00Z", "stepTime": "2026-01-01T12:00:00Z"}
 
 
 def test_a_checkpoint_after_the_last_step_line_is_the_last_checkpoint():
@@ -79,4 +79,4 @@ def test_a_copy_of_the_module_works_alone(tmp_path):
                             capture_output=True, text=True, env={"RANK": "0"}, timeout=30)
     assert result.returncode == 0, result.stderr
     assert progress_from_logs(result.stdout, NOW) == {"step": 3, "loss": 0.5, "totalSteps": 9, "lastCheckpointStep": 3,
-                                                      "updatedAt": "2026-01-01T12:00:00Z"}
+                                                      "updatedAt": "2026-01-01T12:00:00Z", "stepTime": "2026-01-01T12:00:00Z"}

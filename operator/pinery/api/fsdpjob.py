@@ -72,6 +72,8 @@ DEFAULT_SCHEDULER_NAMES: dict[str, str] = {"coscheduling": "scheduler-plugins-sc
 # Default and cap of spec.maxDisruptions; cap of the gang restart backoff.
 DEFAULT_MAX_DISRUPTIONS = 10
 MAX_RESTART_BACKOFF_SECONDS = 3600
+# Cap of the progress watchdog's deadlines (a week): a step that takes longer is no step.
+MAX_PROGRESS_DEADLINE_SECONDS = 7 * 24 * 3600
 
 # A JSON-schema for Kubernetes objects pinery passes through without looking inside.
 _OPAQUE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -255,7 +257,9 @@ _MUTABLE_NOTE = "Can be changed while the job exists."
 class FSDPJobSpec(ApiModel):
     """Desired state of a multi-node PyTorch FSDP job.
 
-    Only suspend, activeDeadlineSeconds and ttlSecondsAfterFinished can change after creation.
+    Only suspend, the deadlines (activeDeadlineSeconds, progressDeadlineSeconds,
+    firstProgressDeadlineSeconds), ttlSecondsAfterFinished, maxDisruptions and
+    restartBackoffSeconds can change after creation.
     """
 
     num_nodes: int = Field(
@@ -325,6 +329,22 @@ class FSDPJobSpec(ApiModel):
     )
     active_deadline_seconds: Optional[int] = Field(
         None, ge=1, description=f"Fail the job when it has run this long. {_MUTABLE_NOTE}"
+    )
+    progress_deadline_seconds: Optional[int] = Field(
+        None, ge=1, le=MAX_PROGRESS_DEADLINE_SECONDS,
+        description=(
+            "Restart the gang (reason Stalled, spending maxRestarts) when the running job's reported step "
+            "(status.progress.step, from rank 0's progress lines) has not changed for this long. Unset: no watchdog. "
+            f"{_MUTABLE_NOTE}"
+        ),
+    )
+    first_progress_deadline_seconds: Optional[int] = Field(
+        None, ge=1, le=MAX_PROGRESS_DEADLINE_SECONDS,
+        description=(
+            "Restart the gang (reason Stalled) when it has run this long without reporting a step: the first "
+            "progress line of each gang must come within it (model loading, a checkpoint restore, compilation). "
+            f"Defaults to progressDeadlineSeconds; unset with it unset: no first-step deadline. {_MUTABLE_NOTE}"
+        ),
     )
     startup_timeout_seconds: int = Field(
         600, ge=1, json_schema_extra=immutable(),
@@ -492,7 +512,7 @@ class AdmissionStatus(ApiModel):
 
 
 class Progress(ApiModel):
-    """Training progress reported by the built-in trainer."""
+    """Training progress reported by rank 0 (the built-in trainer, or any script: docs/fsdpjob.md, "Progress")."""
 
     step: Optional[int] = Field(None, ge=0, description="Last completed optimizer step.")
     total_steps: Optional[int] = Field(None, ge=0, description="Steps the run will take.")
@@ -500,7 +520,11 @@ class Progress(ApiModel):
     tokens_per_second: Optional[float] = Field(None, ge=0, description="Training throughput over the whole job.")
     last_checkpoint_step: Optional[int] = Field(None, ge=0, description="Step of the newest complete checkpoint.")
     updated_at: Optional[str] = Field(
-        None, json_schema_extra={"format": "date-time"}, description="When progress was last reported."
+        None, json_schema_extra={"format": "date-time"}, description="When progress was last reported (the newest line)."
+    )
+    step_time: Optional[str] = Field(
+        None, json_schema_extra={"format": "date-time"},
+        description="When the step last changed (the first line that reported it); progressDeadlineSeconds counts from then.",
     )
 
 

@@ -60,11 +60,17 @@ def progress_from_logs(
     """The new status.progress after reading this log text, or None when it says nothing new.
 
     `updatedAt` is the time of the newest progress line (its timestamp prefix, else `now`), so a
-    trainer that stopped reporting shows an old `updatedAt` rather than a fresh one.
+    trainer that stopped reporting shows an old `updatedAt` rather than a fresh one. `stepTime`
+    is when the step last changed: the first line that reported the newest step, or the
+    previous `stepTime` while the step is the one already recorded (a tail re-read, or a
+    restarted gang that reports the same step again). Any change counts, a lower step too: a
+    gang resumed from an older checkpoint is advancing, not stalled.
     """
     lines = text.splitlines() if isinstance(text, str) else list(text)
     progress: Optional[dict[str, Any]] = None
     checkpoint: Optional[tuple[int, str]] = None
+    step_seen: Optional[int] = (previous or {}).get("step")
+    step_time: Optional[str] = (previous or {}).get("stepTime")
     for line in lines:
         obj, stamp = _json_object(line)
         if obj is None:
@@ -87,6 +93,9 @@ def progress_from_logs(
             if tps is not None:
                 progress["tokensPerSecond"] = tps
             progress["updatedAt"] = when
+            if step != step_seen or step_time is None:
+                step_seen, step_time = step, when
+            progress["stepTime"] = step_time
             checkpoint = None
         elif event == "checkpoint":
             checkpoint = (step, when)
