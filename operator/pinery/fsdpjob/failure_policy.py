@@ -156,7 +156,7 @@ class FailureDecision:
     action: Literal["none", "fail", "gang_restart", "replace"]
     restarts: int  # status.restarts after the decision
     reported: tuple[Failure, ...] = ()  # one NodeFailed Event each, in this order
-    reason: str = ""  # the Failed reason ("fail")
+    reason: str = ""  # the Failed reason ("fail"); the Restarting reason ("gang_restart"; empty: GangRestart or Disrupted)
     message: str = ""  # the Failed or Restarting message
     replacements: tuple[Replacement, ...] = ()  # "replace", by rank
     disruptions: int = 0  # status.disruptions after the decision (disruption_policy)
@@ -177,12 +177,7 @@ def decide(spec: FSDPJobSpec, n: int, restarts: int, failures: list[Failure], ne
                                f"{fatal.describe()}; exit code {fatal.exit_code} is not retried")
     if gang_broken(spec.elastic, n, failures):
         first = sorted(failures, key=first_to_fail)[0]
-        if restarts >= limit:
-            return FailureDecision("fail", restarts, reported, "RestartLimitExceeded",
-                                   f"{first.describe()}; no restarts left ({restarts} of {limit} used)")
-        restarts += 1
-        return FailureDecision("gang_restart", restarts, reported,
-                               message=f"{first.describe()}; restarting all {n} nodes (restart {restarts} of {limit})")
+        return restart_gang(spec, n, restarts, first.describe(), reported)
     # Elastic: the others train on; each failed node gets a new pod that rejoins.
     out = []
     for f in sorted(new, key=lambda f: f.rank):
@@ -192,6 +187,18 @@ def decide(spec: FSDPJobSpec, n: int, restarts: int, failures: list[Failure], ne
         restarts += 1
         out.append(Replacement(f, True, f"{f.describe()}; replacing its pod (restart {restarts} of {limit})"))
     return FailureDecision("replace", restarts, reported, replacements=tuple(out))
+
+
+def restart_gang(spec: FSDPJobSpec, n: int, restarts: int, cause: str, reported: tuple[Failure, ...] = (),
+                 reason: str = "") -> FailureDecision:
+    """A gang restart for `cause` while the budget lasts (Restarting `reason`), else the job's
+    failure (RestartLimitExceeded, whatever the cause: the budget is what ran out)."""
+    limit = spec.max_restarts
+    if restarts >= limit:
+        return FailureDecision("fail", restarts, reported, "RestartLimitExceeded", f"{cause}; no restarts left ({restarts} of {limit} used)")
+    restarts += 1
+    return FailureDecision("gang_restart", restarts, reported, reason=reason,
+                           message=f"{cause}; restarting all {n} nodes (restart {restarts} of {limit})")
 
 
 def node_list(ranks: list[int]) -> str:

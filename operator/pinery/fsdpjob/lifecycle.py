@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, parse_time, set_condition
 from pinery.api.fsdpjob import FSDPJobSpec, GangScheduler
-from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, success_policy
+from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, stall_policy, success_policy
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
 from pinery.fsdpjob.children import build_config_map, build_pod, build_service
 from pinery.fsdpjob.deadlines import active_deadline_left, startup_left, stuck_terminating, ttl_left
@@ -627,6 +627,8 @@ class _Pass:
         for f in decision.reported:
             d.emit("Warning", "NodeDisrupted" if disruption_policy.is_disruption(f) else "NodeFailed", f.describe())
         self._record_disruption(decision)
+        if decision.action == "none":
+            decision = self._stalled() or decision
         if decision.action == "fail":
             self._fail(decision.reason, decision.message)
             return
@@ -695,6 +697,20 @@ class _Pass:
             self.nodes[0].reason = "ExitedBeforeNodesJoined"
         return check.failures, [f for f in check.failures if f.rank not in known]
 
+    def _stalled(self) -> Optional[failure_policy.FailureDecision]:
+        """The progress watchdog (stall_policy): a running gang whose step stopped advancing is
+        restarted as a failure, or fails the job without restarts left; else the pass comes
+        back at the deadline (no pod event comes when a job hangs)."""
+        d = self.d
+        check = stall_policy.check(self.spec, d.cond("Running"), d.old.get("progress"), d.now)
+        if not check.stalled:
+            d.after(check.left)
+            return None
+        decision = failure_policy.restart_gang(self.spec, self.n, self.restarts, f"stalled: {check.message}", reason=stall_policy.REASON)
+        if decision.action == "fail":
+            d.emit("Warning", stall_policy.REASON, check.message)  # a restart tells it in its own Event
+        return decision
+
     def _next_attempt(self) -> int:
         """A number no pod of the job carries yet: attempts are not restarts (a disruption or a
         Kueue eviction starts one without spending maxRestarts)."""
@@ -724,7 +740,7 @@ class _Pass:
         if wait:
             self.next_attempt_after = now_rfc3339(d.now + timedelta(seconds=wait))
             message += f"; the next attempt starts at {self.next_attempt_after} ({wait:.0f}s backoff, restartBackoffSeconds)"
-        reason = "Disrupted" if decision.disrupted is not None else "GangRestart"
+        reason = decision.reason or ("Disrupted" if decision.disrupted is not None else "GangRestart")
         d.set("Restarting", "True", reason, message)
         d.emit("Warning", reason, message)
         d.set("Running", "False", "Restarting", "the gang is restarting")
