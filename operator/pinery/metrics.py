@@ -35,6 +35,10 @@ class Metrics:
         self.fsdpjob_restarts = Counter(
             "pinery_fsdpjob_restarts", "Gang restarts of FSDPJobs.", ["namespace"], registry=self.registry
         )
+        self.fsdpjob_stalls = Counter(
+            "pinery_fsdpjob_stalls", "FSDPJob gangs found stalled (progressDeadlineSeconds), restarted or failed.", ["namespace"],
+            registry=self.registry,
+        )
         self._index_states: dict[tuple[str, str], str] = {}
         self._job_phases: dict[tuple[str, str], str] = {}
         self.registry.register(_StateCollector(self))

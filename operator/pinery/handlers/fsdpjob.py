@@ -20,7 +20,7 @@ from typing import Any
 import kopf
 
 from pinery.api.base import GROUP, VERSION
-from pinery.fsdpjob import kueue, progress_from_logs
+from pinery.fsdpjob import kueue, progress_from_logs, stall_policy
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob.gang import KIND_KEYS
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
@@ -205,6 +205,10 @@ class JobLoop:
         config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
         queue = await read_queue(kube, job)
         pod_groups = await read_pod_groups(kube, job)
+        # The watchdog decides on the step: read it now, not after the plan as otherwise.
+        fresh = stall_policy.watching(job)
+        if fresh:
+            job = await refresh_progress(job, job.get("status") or {}, self.services) or job
         for _ in range(MAX_ROUNDS):
             result = plan_job(
                 job, pods, datetime.now(timezone.utc),
@@ -233,7 +237,8 @@ class JobLoop:
                 pod_groups = _replaced(pod_groups, applied.created.get("PodGroup", []))
         else:
             return 0.0  # still changing: look again with fresh reads
-        await update_progress(read, result, self.services)
+        if not fresh:
+            await update_progress(read, result, self.services)
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
 
 
@@ -351,6 +356,8 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
                 wakeups.created(namespace, name, created)
         elif action == "event":
             kopf.event(job, type=payload.type, reason=payload.reason, message=payload.message)
+            if payload.reason == stall_policy.REASON:  # one Stalled Event per stall, restarted or failed
+                services.metrics.fsdpjob_stalls.labels(namespace).inc()
         elif action == "delete_job":
             logger.info("deleting FSDPJob %s/%s: ttlSecondsAfterFinished has passed", namespace, name)
             await kube.delete("FSDPJob", namespace, name, propagation="Background")
@@ -364,14 +371,21 @@ async def update_progress(job: dict, result: Plan, services: Services) -> None:
         return
     if phase == "Succeeded" and (job.get("status") or {}).get("phase") == "Succeeded":
         return  # the last lines were read when the job succeeded
+    await refresh_progress(job, result.status, services)
+
+
+async def refresh_progress(job: dict, status: dict, services: Services) -> dict | None:
+    """Read rank 0's log tail into status.progress; the job as patched, or None when nothing changed."""
     namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
     try:
         text = await services.kube.pod_log(
             namespace, pod_name(name, 0), container=TRAINER_CONTAINER, tail_lines=LOG_TAIL_LINES, timestamps=True
         )
     except KubeError:
-        return  # no pod or no log yet
-    previous = result.status.get("progress")
+        return None  # no pod or no log yet
+    previous = status.get("progress")
     progress = progress_from_logs(text, datetime.now(timezone.utc), previous=previous)
-    if progress is not None and progress != previous:
-        await services.kube.merge_patch("FSDPJob", namespace, name, {"status": {"progress": progress}}, subresource="status")
+    if progress is None or progress == previous:
+        return None
+    patched: dict = await services.kube.merge_patch("FSDPJob", namespace, name, {"status": {"progress": progress}}, subresource="status")
+    return patched
