@@ -336,3 +336,67 @@ def test_elastic_job_trains_on_while_a_lost_node_is_replaced_and_rejoins(local_m
             assert len(groups) >= 2 and groups[-1]["group"] == 3, groups
     reasons = events(local_mode, "flex")
     assert "NodeReplaced" in reasons and "AllNodesSucceeded" in reasons and "GangRestart" not in reasons
+
+
+# Reports a step every ~0.2 s and saves it (rank 0) in the checkpoint volume; on the attempt
+# that found no checkpoint, every rank hangs after step 3, as a deadlocked job does: nothing
+# exits, only the progress stops. The next attempt resumes from step 3 and finishes.
+HANGS_ONCE = textwrap.dedent("""
+    import json, os, time
+    from datetime import timedelta
+    from pathlib import Path
+
+    import torch.distributed as dist
+    from pinery_trainer import report
+
+    saved = Path(os.environ["PINERY_CHECKPOINT_DIR"]) / "step.json"
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("gloo", timeout=timedelta(seconds=120))
+    start = json.loads(saved.read_text())["step"] if saved.exists() else 0
+    dist.barrier()  # every rank has read the checkpoint before rank 0 writes the next one
+    if rank == 0:
+        print(json.dumps({"resumedFrom": start}), flush=True)
+    for step in range(start + 1, 11):
+        time.sleep(0.2)
+        dist.barrier()
+        if rank == 0:
+            saved.with_suffix(".tmp").write_text(json.dumps({"step": step}))
+            saved.with_suffix(".tmp").replace(saved)
+        report.step(step, total_steps=10, checkpoint_step=step)
+        if step == 3 and start == 0:
+            time.sleep(3600)
+    dist.barrier()
+    dist.destroy_process_group()
+    os._exit(0)
+""")
+
+
+def test_a_gang_whose_step_stops_advancing_is_restarted_as_stalled_and_resumes(local_mode):
+    """progressDeadlineSeconds: the first gang hangs after step 3 without exiting; the operator,
+    woken by its own deadline (no pod event comes), restarts it as Stalled; the second gang
+    resumes from its checkpoint and succeeds."""
+    kubectl = local_mode.kubectl
+    config_map, job = script_job("stalls", free_port(), env={}, max_restarts=2)
+    config_map["data"]["train.py"] = HANGS_ONCE
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "stalls-ckpt"},
+             "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}}
+    # Steps come every ~0.2 s, so 8 s without one is a hang even on a loaded machine; the first
+    # step (torch's import, the gloo rendezvous) gets far longer.
+    job["spec"].update(progressDeadlineSeconds=8, firstProgressDeadlineSeconds=120,
+                       checkpoint={"volumeClaimName": "stalls-ckpt", "path": "/ckpt"})
+    job["spec"]["podTemplate"]["terminationGracePeriodSeconds"] = 5
+    kubectl.apply(claim, config_map, job)
+    kubectl.wait_for("fsdpjob/stalls", "Succeeded", timeout=240)
+
+    status = kubectl.get("fsdpjob/stalls")["status"]
+    assert status["restarts"] == 1 and [n["attempt"] for n in status["nodes"]] == [1, 1]
+    assert status["progress"]["step"] == 10 and status["progress"]["stepTime"]
+    assert "Stalled" in events(local_mode, "stalls")
+    stalled = next(e for e in kubectl.get("events")["items"] if e["reason"] == "Stalled" and e["involvedObject"]["name"] == "stalls")
+    assert stalled["type"] == "Warning"
+    assert stalled["message"].startswith("stalled: step 3 has not advanced for 8s (progressDeadlineSeconds): unchanged since ")
+    assert stalled["message"].endswith("restarting all 2 nodes (restart 1 of 2)")
+    log = kubectl("logs", "stalls-node-0", "-c", "trainer").stdout
+    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    assert [line for line in lines if "resumedFrom" in line][-1] == {"resumedFrom": 3}
+    assert [line["step"] for line in lines if line.get("event") == "progress"][-7:] == [4, 5, 6, 7, 8, 9, 10]
