@@ -376,6 +376,29 @@ def test_elastic_replaces_a_failed_node_while_the_others_train_on(plane, ns, kub
     assert op.restarts_counter() == 1
 
 
+def test_a_gang_whose_step_stops_advancing_is_restarted_as_stalled_by_the_operators_own_wakeup(plane, ns, kubelet, op):
+    """progressDeadlineSeconds: no pod changes while the job hangs; the operator reads rank 0's
+    log before it decides, and comes back at the deadline by itself."""
+    import time
+    from dataclasses import replace
+
+    from pinery.local.podrunner import crilog
+
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, progress=0.5)
+    started(plane, ns, kubelet, op, "hang", maxRestarts=2, progressDeadlineSeconds=3, firstProgressDeadlineSeconds=60)
+    log = plane.server.logs_dir / ns / "hang-node-0" / "trainer.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_bytes(crilog.record("stdout", '{"event": "progress", "step": 5, "totalSteps": 100}\n', time.time_ns()))
+    job = op.wait("hang", lambda j: h.status(j).get("restarts") == 1, timeout=30, what="a Stalled restart")
+    restarting = h.condition(job, "Restarting")
+    assert restarting["reason"] == "Stalled"
+    assert restarting["message"].startswith("stalled: step 5 has not advanced for 3s (progressDeadlineSeconds): unchanged since ")
+    assert h.status(job)["progress"]["step"] == 5 and h.status(job)["progress"]["stepTime"]
+    wait_for(lambda: "Stalled" in h.reasons(plane, ns, "hang"), what="the Stalled event")
+    assert h.reasons(plane, ns, "hang").count("Stalled") == 1
+    assert op.sample("pinery_fsdpjob_stalls_total", {"namespace": ns}) == 1 and op.restarts_counter() == 1
+
+
 def test_progress_from_rank0s_log_and_kubectl_get_wait_describe(plane, ns, kubelet, op):
     from dataclasses import replace
 
