@@ -198,7 +198,7 @@ class _Draft:
 
 class _Pass:
     """One pass over a job with a valid spec: the observed nodes, then the policies in the order
-    they take precedence (finished, suspended, deadlines, failures, creation, success)."""
+    they take precedence (finished, suspended, deadlines, failures, stalls, creation, success)."""
 
     def __init__(self, draft: _Draft, spec: FSDPJobSpec, changed: list[str], service: Optional[dict[str, Any]],
                  config_map: Optional[dict[str, Any]], settings: OperatorSettings, timing: JobTiming,
