@@ -485,6 +485,24 @@ class DisruptionStatus(ApiModel):
     time: Optional[str] = Field(None, json_schema_extra={"format": "date-time"}, description="When pinery acted on it.")
 
 
+class FailureStatus(ApiModel):
+    """A failed attempt: its first failing node, and the end of that node's log."""
+
+    attempt: int = Field(ge=0, description="The attempt that failed (the pods' pinery.dev/attempt label).")
+    node: int = Field(ge=0, description="Rank of the node that failed first.")
+    pod: Optional[str] = Field(None, description="Name of its pod (deleted by the restart that followed).")
+    reason: Optional[str] = Field(None, description="Why it failed (Error, OOMKilled, ...).")
+    exit_code: Optional[int] = Field(None, description="The exit code (the worker's own under torchrun).")
+    time: Optional[str] = Field(None, json_schema_extra={"format": "date-time"}, description="When pinery acted on it.")
+    log_tail: Optional[str] = Field(
+        None, max_length=4096,
+        description=(
+            "The last lines of the training container's log (at most 80 lines and 2048 bytes, whole lines, "
+            "torchrun's own failure report left out, values shaped like credentials masked)."
+        ),
+    )
+
+
 class PodGroupStatus(ApiModel):
     """The PodGroup of the current attempt, as its scheduler reports it."""
 
@@ -560,6 +578,14 @@ class FSDPJobStatus(ApiModel):
         description=(
             "After a gang restart with restartBackoffSeconds: when the attempt's pods are (or were first) created; "
             "the startup timeout counts from then."
+        ),
+    )
+    failures: list[FailureStatus] = Field(
+        default_factory=list,
+        max_length=3,
+        description=(
+            "The last failed attempts (at most 3, oldest first), each with the end of its failing node's log: "
+            "what is left of an attempt whose pods a gang restart deleted (`pinery logs JOB --attempt K` shows it)."
         ),
     )
     pod_group: Optional[PodGroupStatus] = Field(None, description="The current attempt's PodGroup (spec.gang).")

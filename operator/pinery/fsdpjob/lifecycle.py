@@ -20,6 +20,7 @@ a replayed creation meets AlreadyExists and reads the one that is there.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 
 from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, parse_time, set_condition
 from pinery.api.fsdpjob import FSDPJobSpec, GangScheduler
-from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, stall_policy, success_policy
+from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, log_tail, stall_policy, success_policy
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
 from pinery.fsdpjob.children import build_config_map, build_pod, build_service
 from pinery.fsdpjob.deadlines import active_deadline_left, startup_left, stuck_terminating, ttl_left
@@ -74,6 +75,7 @@ def plan(
     kueue_served: bool = True,
     priority: Optional[tuple[kueue.PriorityRef, Optional[int]]] = None,
     pod_groups: Optional[Sequence[dict[str, Any]]] = (),
+    failure_logs: Optional[Mapping[str, str]] = None,
 ) -> Plan:
     """Decide one reconcile pass of an FSDPJob.
 
@@ -89,8 +91,11 @@ def plan(
     the class `kueue.priority_ref` names and its value (None: not found).
     `pod_groups` holds the job's PodGroups (spec.gang), or None when the API server has no
     PodGroup API of the job's scheduler (the list answered 404).
+    `failure_logs` holds the log tails the handler read of failed pods (`log_tail.logs_to_read`),
+    by pod name: a failure keeps the end of its log in `status.failures`.
     """
     draft = _Draft(job, pods, now, refused or {})
+    draft.failure_logs = dict(failure_logs or {})
     if draft.meta.get("deletionTimestamp"):
         return Plan(status=draft.old)  # the garbage collector removes the children
     try:
@@ -124,6 +129,7 @@ class _Draft:
         self.old: dict[str, Any] = copy.deepcopy(job.get("status") or {})
         self.conditions: list[dict[str, Any]] = list(self.old.get("conditions") or [])
         self.refused = dict(refused)
+        self.failure_logs: dict[str, str] = {}
         self.pods = [view_pod(p) for p in pods]
         self.creates: list[dict[str, Any]] = []
         self.deletions: dict[str, PodDeletion] = {}
@@ -229,6 +235,7 @@ class _Pass:
         self.restarts: int = int(draft.old["restarts"] or 0) if "restarts" in draft.old else witnessed
         self.disruptions: int = int(draft.old.get("disruptions") or 0)
         self.last_disruption: Optional[dict[str, Any]] = draft.old.get("lastDisruption")
+        self.failures_kept: list[dict[str, Any]] = list(draft.old.get("failures") or [])
         self.next_attempt_after: Optional[str] = draft.old.get("nextAttemptAfter")
         for p in self.owned:
             if p.rank is not None and p.rank < self.n:
@@ -624,8 +631,10 @@ class _Pass:
         d.stop(self.stale)
         failures, new = self._failures()
         decision = disruption_policy.decide(self.spec, self.n, self.restarts, self.disruptions, failures, new)
+        tails = {f.rank: self._log_tail(f) for f in decision.reported}
         for f in decision.reported:
-            d.emit("Warning", "NodeDisrupted" if disruption_policy.is_disruption(f) else "NodeFailed", f.describe())
+            d.emit("Warning", "NodeDisrupted" if disruption_policy.is_disruption(f) else "NodeFailed", _quoting(f.describe(), tails[f.rank]))
+        decision = self._keep_failures(decision, failures, tails)
         self._record_disruption(decision)
         if decision.action == "none":
             decision = self._stalled() or decision
@@ -715,6 +724,34 @@ class _Pass:
         """A number no pod of the job carries yet: attempts are not restarts (a disruption or a
         Kueue eviction starts one without spending maxRestarts)."""
         return max([self.witnessed, *(node.attempt for node in self.nodes.values())]) + 1
+
+    def _log_tail(self, f: Failure) -> str:
+        """What is kept of the failed node's log: the tail the handler read, else the
+        termination message of its pod."""
+        text = self.d.failure_logs.get(f.pod)
+        if text is None:
+            p = self.current.get(f.rank)
+            text = p.message if p is not None and p.name == f.pod else ""
+        return log_tail.failure_tail(text)
+
+    def _keep_failures(self, decision: failure_policy.FailureDecision, failures: list[Failure],
+                       tails: Mapping[int, str]) -> failure_policy.FailureDecision:
+        """Record the failed attempts in `status.failures` (written before any pod goes, so the
+        tail outlives the pods), and quote the first failure's log in the Failed or Restarting
+        message."""
+        if decision.action == "none":
+            return decision
+        if decision.action == "replace":
+            ended = [r.failure for r in decision.replacements]
+        else:
+            ended = list(decision.reported[:1])
+        records = [log_tail.FailureRecord(self.nodes[f.rank].attempt, f.rank, f.pod, f.reason, f.exit_code, self.d.now_s,
+                                          tails.get(f.rank, "")) for f in ended if f.rank in self.nodes]
+        self.failures_kept = log_tail.keep(self.failures_kept, records)
+        named = next((f for f in sorted(failures, key=failure_policy.first_to_fail) if decision.message.startswith(f.describe())), None)
+        if named is not None and tails.get(named.rank):
+            return replace(decision, message=_quoting(decision.message, tails[named.rank]))
+        return decision
 
     def _record_disruption(self, decision: failure_policy.FailureDecision) -> None:
         f = decision.disrupted
@@ -975,7 +1012,8 @@ class _Pass:
         if self.queue is not None:
             self._queue_status(status)
         for key, value in (("startTime", d.start_time), ("completionTime", d.completion_time),
-                           ("lastDisruption", self.last_disruption), ("nextAttemptAfter", self.next_attempt_after)):
+                           ("lastDisruption", self.last_disruption), ("nextAttemptAfter", self.next_attempt_after),
+                           ("failures", self.failures_kept)):
             if value:
                 status[key] = value
         if self.spec.gang is not None:
@@ -993,6 +1031,11 @@ def _controller_uid(obj: Mapping[str, Any]) -> Optional[str]:
         if isinstance(ref, dict) and ref.get("controller"):
             return str(ref.get("uid"))
     return None
+
+
+def _quoting(message: str, tail: str) -> str:
+    """`message` with the last lines of a failed node's log (status.failures keeps more)."""
+    return f"{message}; its log ends: {log_tail.last_lines(tail)}" if tail else message
 
 
 def _clip(message: str) -> str:

@@ -69,6 +69,9 @@ class PodView:
     disrupted: bool = False
     # When it did: the condition's lastTransitionTime, written as the disruption begins.
     disrupted_at: Optional[datetime] = None
+    # The training container's termination message: the end of its log after a failure
+    # (FallbackToLogsOnError), unless it wrote one itself.
+    message: str = ""
 
     @property
     def failed(self) -> bool:
@@ -201,4 +204,5 @@ def view_pod(pod: dict[str, Any]) -> PodView:
         finished_at=parse_time(terminated.get("finishedAt")),
         disrupted=disrupted,
         disrupted_at=parse_time(disruption.get("lastTransitionTime")) if disrupted else None,
+        message=terminated.get("message") or "",
     )

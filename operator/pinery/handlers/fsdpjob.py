@@ -20,10 +20,11 @@ from typing import Any
 import kopf
 
 from pinery.api.base import GROUP, VERSION
-from pinery.fsdpjob import kueue, progress_from_logs, stall_policy
+from pinery.fsdpjob import kueue, log_tail, progress_from_logs, stall_policy
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob.gang import KIND_KEYS
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
+from pinery.fsdpjob.observe import view_pod
 from pinery.fsdpjob.plan import Plan
 from pinery.gateways.kube import KubeError
 from pinery.handlers.object_loop import ObjectLoop
@@ -209,11 +210,12 @@ class JobLoop:
         fresh = stall_policy.watching(job)
         if fresh:
             job = await refresh_progress(job, job.get("status") or {}, self.services) or job
+        failure_logs = await read_failure_logs(kube, job, pods)
         for _ in range(MAX_ROUNDS):
             result = plan_job(
                 job, pods, datetime.now(timezone.utc),
                 service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
-                timing=self.services.fsdpjob_timing, pod_groups=pod_groups, **queue.args(),
+                timing=self.services.fsdpjob_timing, pod_groups=pod_groups, failure_logs=failure_logs, **queue.args(),
             )
             applied = await apply(result, job, self.services, self.logger, self.wakeups)
             if applied.stale:
@@ -294,6 +296,19 @@ async def read_pod_groups(kube: Any, job: dict[str, Any]) -> list[dict[str, Any]
             return None
         raise
     return groups
+
+
+async def read_failure_logs(kube: Any, job: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, str]:
+    """The log tails of the failed pods whose failure is not recorded yet (log_tail.logs_to_read),
+    by pod name; a log that cannot be read is left out (the termination message stands in)."""
+    names = log_tail.logs_to_read(job.get("status") or {}, [view_pod(p) for p in pods])
+    out: dict[str, str] = {}
+    for name in names:
+        try:
+            out[name] = await kube.pod_log(job["metadata"]["namespace"], name, container=TRAINER_CONTAINER, tail_lines=log_tail.READ_LINES)
+        except KubeError:
+            continue  # no log (never started, or its node is gone)
+    return out
 
 
 def _newest(created: list[dict[str, Any]] | None, read: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -48,6 +48,8 @@ class Cluster:
         self.created_pods = 0
         # False: the API server serves no PodGroup API (its CRD is not installed).
         self.pod_group_api = True
+        # What the handler read of failed pods' logs (log_tail.logs_to_read), by pod name.
+        self.failure_logs: dict[str, str] = {}
 
     # --- the API side ---------------------------------------------------------------------
 
@@ -74,6 +76,7 @@ class Cluster:
             config_map=copy.deepcopy(self.objects.get(("ConfigMap", config_map_name(self.name)))),
             settings=SETTINGS,
             pod_groups=self.pod_groups() if self.pod_group_api else None,
+            failure_logs=dict(self.failure_logs),
         )
 
     def pod_groups(self) -> list[dict]:

@@ -239,6 +239,31 @@ def test_non_retryable_exit_codes_fail_at_once(spec, code, message, expect):
         assert c.status["phase"] == "Restarting"
 
 
+def test_a_failure_keeps_the_end_of_the_failed_nodes_log_through_the_restarts():
+    c = started({"numNodes": 2, "maxRestarts": 3})
+    report = "=" * 60 + "\ntrain.py FAILED\n" + "=" * 60
+    c.failure_logs = {"train-node-1": f"step 1\nTraceback (most recent call last):\nRuntimeError: boom\n{report}\n"}
+    c.fail(1, 1, message=report)
+    c.reconcile()
+    (kept,) = c.status["failures"]
+    assert kept == {"attempt": 0, "node": 1, "pod": "train-node-1", "reason": "Error", "exitCode": 1, "time": kept["time"],
+                    "logTail": "step 1\nTraceback (most recent call last):\nRuntimeError: boom"}
+    assert c.condition("Restarting")["message"].endswith("its log ends: step 1 | Traceback (most recent call last): | RuntimeError: boom")
+    assert any(e.reason == "NodeFailed" and e.message.endswith("RuntimeError: boom") for e in c.events)
+    # without a log read, the termination message stands in; each attempt keeps its own, 3 at most
+    c.failure_logs = {}
+    for attempt in range(1, 4):
+        c.finish_deletions()
+        c.reconcile()
+        c.run()
+        c.reconcile()
+        c.fail(0, 1, message=f"RuntimeError: attempt {attempt}")
+        c.reconcile()
+    assert [(f["attempt"], f["node"]) for f in c.status["failures"]] == [(1, 0), (2, 0), (3, 0)]
+    assert c.status["failures"][-1]["logTail"] == "RuntimeError: attempt 3"
+    assert c.condition("Failed")["message"].endswith("no restarts left (3 of 3 used); its log ends: RuntimeError: attempt 3")
+
+
 def test_torchrun_summary_gives_the_workers_exit_code():
     c = started({"numNodes": 2})
     c.fail(1, 1, message=TORCHRUN_78)
