@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import Any, Iterator
 
 # A Kubernetes object or list as JSON: the operator reads and writes plain dicts.
 Obj = dict[str, Any]
@@ -44,17 +44,38 @@ class KubeError(Exception):
         self.message = message
 
 
-def load_api_client(kubeconfig: str | None = None) -> Any:
-    """An ApiClient for the cluster: in-cluster credentials in a pod, else a kubeconfig."""
+def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> Any:
+    """An ApiClient for the cluster: in-cluster credentials in a pod, else a kubeconfig (its
+    current context, or `context`)."""
     import kubernetes
 
     configuration = kubernetes.client.Configuration()
-    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+    if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         # The kubernetes client ships no type information.
         kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
-        kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
+        kubernetes.config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)  # type: ignore[no-untyped-call]
     return kubernetes.client.ApiClient(configuration)
+
+
+def context_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:
+    """The namespace a kubeconfig context names (as kubectl takes it), else `default`; in a pod
+    without a kubeconfig, the pod's own namespace."""
+    import kubernetes
+
+    if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as fh:
+                return fh.read().strip() or "default"
+        except OSError:
+            return "default"
+    try:
+        contexts, active = kubernetes.config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
+    except (kubernetes.config.ConfigException, OSError):
+        return "default"
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
+    namespace = ((chosen or {}).get("context") or {}).get("namespace")
+    return str(namespace) if namespace else "default"
 
 
 def kind_key(obj: Obj) -> str:
@@ -209,6 +230,34 @@ class Kube:
         if timestamps:
             query["timestamps"] = "true"
         return await self._run_text("GET", path_for("Pod", namespace, name, "log"), query=query)
+
+
+    def pod_log_stream(self, namespace: str, name: str, container: str | None = None, *, follow: bool = False,
+                       tail_lines: int | None = None, since_seconds: int | None = None, since_time: str | None = None,
+                       timestamps: bool = False) -> Iterator[bytes]:
+        """The pod's log as it arrives, in chunks (synchronous: `pinery logs` reads each stream
+        in a thread of its own). Raises KubeError for an answer >= 400."""
+        query: dict[str, Any] = {}
+        for key, value in (("container", container), ("tailLines", tail_lines), ("sinceSeconds", since_seconds),
+                           ("sinceTime", since_time)):
+            if value is not None:
+                query[key] = value
+        if follow:
+            query["follow"] = "true"
+        if timestamps:
+            query["timestamps"] = "true"
+        serialized = self.api_client.param_serialize(
+            "GET", path_for("Pod", namespace, name, "log"), query_params=list(query.items()),
+            header_params={"Accept": "*/*"}, auth_settings=["BearerToken"],
+        )
+        response = self.api_client.call_api(*serialized)
+        raw = response.response  # urllib3's response, not read yet (the client streams it)
+        try:
+            if response.status >= 400:
+                raise KubeError(response.status, _status_message(raw.read(), response.reason))
+            yield from raw.stream(64 * 1024, decode_content=True)
+        finally:
+            raw.release_conn()
 
 
 def _status_message(data: bytes, reason: Any) -> str:
