@@ -19,6 +19,7 @@ AGENT = [
     '  File "/usr/bin/torchrun", line 8, in <module>',
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
 ]
+SIGTERM = "W1202 18:27:34.600000 11224 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 2 closing signal SIGTERM"
 SUMMARY = ["=" * 60, "t.py FAILED", "-" * 60, "Root Cause (first observed failure):", "[0]:", "  exitcode  : 1 (pid: 1)", "=" * 60]
 
 
@@ -27,8 +28,7 @@ SUMMARY = ["=" * 60, "t.py FAILED", "-" * 60, "Root Cause (first observed failur
     pytest.param(WORKER + AGENT + SUMMARY, WORKER, id="torchrun's agent line, traceback and summary dropped"),
     pytest.param(WORKER + AGENT[1:] + SUMMARY, WORKER, id="without the agent line: from ChildFailedError's traceback"),
     pytest.param(["[rank1]: config: steps must be positive"] + SUMMARY, ["[rank1]: config: steps must be positive"], id="summary alone"),
-    pytest.param(WORKER + ["W1202 18:27:34.600000 11224 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 2 closing signal SIGTERM", ""] + AGENT,
-                 WORKER, id="the agent's own log lines at the end go too"),
+    pytest.param(WORKER + [SIGTERM, ""] + AGENT, WORKER, id="the agent's own log lines at the end go too"),
     pytest.param(AGENT + SUMMARY, [], id="nothing but torchrun: nothing kept"),
 ])
 def test_drop_launcher_report(lines, kept):
