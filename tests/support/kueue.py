@@ -170,7 +170,7 @@ class Kueue:
                 return wl
         return None
 
-    def wait(self, job: str, check: Callable[[dict], Any], timeout: float = 30.0, what: str = "") -> dict:
+    def wait(self, job: str, check: Callable[[dict], Any], timeout: float = 60.0, what: str = "") -> dict:
         def current():
             wl = self.workload(job)
             return wl if wl is not None and check(wl) else None

@@ -93,7 +93,7 @@ class _GangScheduler:
     def groups(self) -> list[dict]:
         return sorted(self.plane.http("GET", self.base).json()["items"], key=lambda g: g["metadata"]["name"])
 
-    def wait_group(self, name: str, check: Callable[[dict], Any] = lambda g: True, timeout: float = 30.0) -> dict:
+    def wait_group(self, name: str, check: Callable[[dict], Any] = lambda g: True, timeout: float = 60.0) -> dict:
         return wait_for(lambda: (g := self.group(name)) is not None and check(g) and g, timeout=timeout, what=f"PodGroup {name}")
 
     def members(self, name: str) -> list[dict]:
