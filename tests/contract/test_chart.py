@@ -87,6 +87,8 @@ CLUSTER_SCOPED = {
     ("kueue.x-k8s.io", "resourceflavors"): {"get"},
     ("kueue.x-k8s.io", "workloadpriorityclasses"): {"get"},
     ("scheduling.k8s.io", "priorityclasses"): {"get"},
+    # Failed-node avoidance counts the nodes left (required or preferred affinity).
+    ("", "nodes"): {"list"},
 }
 PEERING = {("kopf.dev", "kopfpeerings"): {"get", "list", "watch", "patch"}}
 CLUSTER_PEERING = {("kopf.dev", "clusterkopfpeerings"): {"get", "list", "watch", "patch"}}

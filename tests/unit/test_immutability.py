@@ -36,6 +36,6 @@ def test_changed_immutable_fields(model, old, new, changed):
 def test_mutable_fields_are_the_unmarked_ones():
     assert mutable_fields(FSDPJobSpec) == (
         "suspend", "activeDeadlineSeconds", "progressDeadlineSeconds", "firstProgressDeadlineSeconds", "ttlSecondsAfterFinished",
-        "maxDisruptions", "restartBackoffSeconds",
+        "maxDisruptions", "nodeAvoidance", "restartBackoffSeconds",
     )
     assert "deletionProtection" in mutable_fields(VectorIndexSpec) and "dimension" not in mutable_fields(VectorIndexSpec)

@@ -83,6 +83,11 @@ cluster:
   - apiGroups: ["scheduling.k8s.io"]
     resources: ["priorityclasses"]
     verbs: ["get"]
+  # Failed-node avoidance: a job that avoids nodes counts the Ready, schedulable ones left, to
+  # choose required or preferred node affinity (without it the avoidance is preferred).
+  - apiGroups: [""]
+    resources: ["nodes"]
+    verbs: ["list"]
 peering:
   - apiGroups: ["kopf.dev"]
     resources: ["kopfpeerings"]

@@ -74,6 +74,9 @@ DEFAULT_MAX_DISRUPTIONS = 10
 MAX_RESTART_BACKOFF_SECONDS = 3600
 # Cap of the progress watchdog's deadlines (a week): a step that takes longer is no step.
 MAX_PROGRESS_DEADLINE_SECONDS = 7 * 24 * 3600
+# Default and cap of spec.nodeAvoidance.maxAvoidedNodes (also the length of status.avoidedNodes).
+DEFAULT_MAX_AVOIDED_NODES = 8
+MAX_AVOIDED_NODES = 64
 
 # A JSON-schema for Kubernetes objects pinery passes through without looking inside.
 _OPAQUE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -254,6 +257,32 @@ class GangSpec(ApiModel):
 _MUTABLE_NOTE = "Can be changed while the job exists."
 
 
+class NodeAvoidanceSpec(ApiModel):
+    """Which failures make later attempts avoid the Kubernetes node they happened on, and how."""
+
+    policy: Literal["Auto", "Always", "Never"] = Field(
+        "Auto",
+        description=(
+            "Auto: avoid the node of a failure that is not the job's own (a disruption other than preemption, a node-level "
+            "pod failure such as Evicted or NodeLost, death by SIGKILL without OOMKilled or by SIGBUS, a device or NCCL "
+            "system error in the termination message, a stall of some nodes only); Always: the node of every failure; "
+            "Never: no avoidance."
+        ),
+    )
+    mode: Literal["Auto", "Required", "Preferred"] = Field(
+        "Auto",
+        description=(
+            "How pods avoid the nodes: Required (requiredDuringScheduling node affinity: never on them), Preferred "
+            "(preferredDuringScheduling: elsewhere when the scheduler can), or Auto: Required when the operator sees "
+            "enough Ready, schedulable nodes matching the pods' node selector besides the avoided ones, else Preferred."
+        ),
+    )
+    max_avoided_nodes: int = Field(
+        DEFAULT_MAX_AVOIDED_NODES, ge=1, le=MAX_AVOIDED_NODES,
+        description="Most nodes avoided at once; past it the node avoided longest ago is used again.",
+    )
+
+
 class FSDPJobSpec(ApiModel):
     """Desired state of a multi-node PyTorch FSDP job.
 
@@ -383,6 +412,13 @@ class FSDPJobSpec(ApiModel):
             f"{_MUTABLE_NOTE}"
         ),
     )
+    node_avoidance: NodeAvoidanceSpec = Field(
+        default_factory=NodeAvoidanceSpec,
+        description=(
+            "Failed-node avoidance: the pods of later attempts avoid the Kubernetes nodes where earlier ones failed for "
+            f"reasons not the job's own (status.avoidedNodes, NodeAvoided Events). On by default. {_MUTABLE_NOTE}"
+        ),
+    )
     restart_backoff_seconds: int = Field(
         0, ge=0, le=MAX_RESTART_BACKOFF_SECONDS,
         description=(
@@ -474,6 +510,18 @@ class NodeStatus(ApiModel):
         description="Attempt the node's pod belongs to (its pinery.dev/attempt label); pods of older attempts are being replaced.",
     )
     reason: Optional[str] = Field(None, description="Why the pod is in this phase (for example OOMKilled, ImagePullBackOff).")
+    node_name: Optional[str] = Field(None, description="Kubernetes node the pod was bound to (its spec.nodeName).")
+
+
+class AvoidedNode(ApiModel):
+    """A Kubernetes node the job's pods avoid (spec.nodeAvoidance)."""
+
+    node_name: str = Field(description="Name of the Kubernetes node.")
+    reason: str = Field(description="Why: the failure's reason (EvictionByEvictionAPI, NodeLost, Signal, DeviceError, Stalled, ...).")
+    message: Optional[str] = Field(None, description="The failure on that node, as reported.")
+    node: Optional[int] = Field(None, ge=0, description="Rank of the job's node that failed there.")
+    attempt: Optional[int] = Field(None, ge=0, description="Attempt that failed there.")
+    time: Optional[str] = Field(None, json_schema_extra={"format": "date-time"}, description="When pinery started avoiding it.")
 
 
 class DisruptionStatus(ApiModel):
@@ -587,6 +635,14 @@ class FSDPJobStatus(ApiModel):
             "The last failed attempts (at most 3, oldest first), each with the end of its failing node's log: "
             "what is left of an attempt whose pods a gang restart deleted (`pinery logs JOB --attempt K` shows it)."
         ),
+    )
+    avoided_nodes: list[AvoidedNode] = Field(
+        default_factory=list, max_length=MAX_AVOIDED_NODES,
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["nodeName"]},
+        description="Kubernetes nodes the pods of new attempts avoid, oldest first (spec.nodeAvoidance).",
+    )
+    avoidance_mode: Optional[Literal["Required", "Preferred"]] = Field(
+        None, description="How the current attempt's pods avoid those nodes (spec.nodeAvoidance.mode).",
     )
     pod_group: Optional[PodGroupStatus] = Field(None, description="The current attempt's PodGroup (spec.gang).")
     admission: Optional[AdmissionStatus] = Field(None, description="The Kueue admission of the current attempt (label kueue.x-k8s.io/queue-name).")

@@ -15,7 +15,7 @@ import yaml
 from pinery.api.base import controller_reference
 from pinery.api.fsdpjob import DEFAULT_TERMINATION_GRACE_SECONDS, RESERVED_VOLUME_PREFIX, SHM_PATH, FSDPJobSpec, PodTemplate
 from pinery.api.immutability import mutable_fields
-from pinery.fsdpjob import gang
+from pinery.fsdpjob import gang, node_avoidance
 from pinery.fsdpjob.env import container_env
 from pinery.fsdpjob.naming import (
     ANNOTATION_SPEC,
@@ -180,7 +180,8 @@ def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) 
 def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings,
               placement: Placement = NO_PLACEMENT) -> dict[str, Any]:
     """The pod of node `rank` in restart attempt `attempt`, with what the scheduling
-    integrations add (`placement`: a PodGroup's label, an admission's node labels)."""
+    integrations add (`placement`: a PodGroup's label, an admission's node labels, the nodes
+    failed-node avoidance keeps it off)."""
     template = spec.pod_template or PodTemplate()
     # pinery's own labels win: the operator finds and counts its pods by them.
     labels = {**(template.labels or {}), **placement.labels, **pod_labels(job.name, rank, attempt)}
@@ -214,7 +215,7 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
     optional = {
         "nodeSelector": {**(template.node_selector or {}), **placement.node_selector},
         "tolerations": tolerations,
-        "affinity": template.affinity,
+        "affinity": node_avoidance.merge_affinity(template.affinity, placement.avoid_nodes, placement.avoid_mode),
         "priorityClassName": template.priority_class_name,
         "schedulerName": placement.scheduler_name or template.scheduler_name,
         "runtimeClassName": template.runtime_class_name,

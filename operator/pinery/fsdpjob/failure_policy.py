@@ -29,6 +29,8 @@ class Failure:
     detail: str
     at: datetime
     disrupted: bool = False  # the pod's DisruptionTarget condition was True (disruption_policy)
+    node_name: Optional[str] = None  # the Kubernetes node it failed on (node_avoidance)
+    message: str = ""  # the training container's termination message (node_avoidance)
 
     def describe(self) -> str:
         code = f"exit code {self.exit_code}" if self.exit_code is not None else "no exit code"
@@ -54,17 +56,18 @@ def node_failures(n: int, current: Mapping[int, PodView], pod_names: Sequence[st
         if p is None:
             old = old_nodes.get(i) or {}
             if i in known_failed:
-                f = Failure(i, name, old.get("reason") or "Error", old.get("exitCode"), "", now)
+                f = Failure(i, name, old.get("reason") or "Error", old.get("exitCode"), "", now, node_name=old.get("nodeName"))
             elif i in vanished:
                 f = Failure(i, name, "PodDeleted", None, "the pod disappeared", now)
             else:
                 continue
         elif p.failed:
-            f = Failure(i, name, p.reason or "Error", p.exit_code, p.detail, p.disrupted_at or p.finished_at or now, p.disrupted)
+            f = Failure(i, name, p.reason or "Error", p.exit_code, p.detail, p.disrupted_at or p.finished_at or now, p.disrupted,
+                        p.node_name, p.message)
         elif p.terminating:
             reason = p.reason if p.reason not in (None, "Terminating") else "PodDeleted"
             f = Failure(i, name, reason, None, p.detail or "the pod was deleted by someone other than pinery",
-                        p.disrupted_at or now, p.disrupted)
+                        p.disrupted_at or now, p.disrupted, p.node_name)
         else:
             continue
         out.append(f)

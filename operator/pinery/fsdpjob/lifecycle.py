@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, parse_time, set_condition
 from pinery.api.fsdpjob import FSDPJobSpec, GangScheduler
-from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, log_tail, stall_policy, success_policy
+from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, log_tail, node_avoidance, stall_policy, success_policy
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
 from pinery.fsdpjob.children import build_config_map, build_pod, build_service
 from pinery.fsdpjob.deadlines import active_deadline_left, startup_left, stuck_terminating, ttl_left
@@ -76,6 +76,7 @@ def plan(
     priority: Optional[tuple[kueue.PriorityRef, Optional[int]]] = None,
     pod_groups: Optional[Sequence[dict[str, Any]]] = (),
     failure_logs: Optional[Mapping[str, str]] = None,
+    cluster_nodes: Optional[Sequence[dict[str, Any]]] = None,
 ) -> Plan:
     """Decide one reconcile pass of an FSDPJob.
 
@@ -93,6 +94,8 @@ def plan(
     PodGroup API of the job's scheduler (the list answered 404).
     `failure_logs` holds the log tails the handler read of failed pods (`log_tail.logs_to_read`),
     by pod name: a failure keeps the end of its log in `status.failures`.
+    `cluster_nodes` holds the cluster's Nodes when the job avoids some (node_avoidance.mode), or
+    None when they were not listed (not needed, or not allowed).
     """
     draft = _Draft(job, pods, now, refused or {})
     draft.failure_logs = dict(failure_logs or {})
@@ -104,7 +107,8 @@ def plan(
         return draft.invalid(exc)
     spec, changed = effective_spec(current, service)
     queue = _Queue(workload, flavors or {}, kueue_served, priority) if kueue.under_kueue(job) else None
-    return _Pass(draft, spec, changed, service, config_map, settings or OperatorSettings(), timing, queue, pod_groups).run()
+    return _Pass(draft, spec, changed, service, config_map, settings or OperatorSettings(), timing, queue, pod_groups,
+                 cluster_nodes).run()
 
 
 class _Queue:
@@ -208,7 +212,8 @@ class _Pass:
 
     def __init__(self, draft: _Draft, spec: FSDPJobSpec, changed: list[str], service: Optional[dict[str, Any]],
                  config_map: Optional[dict[str, Any]], settings: OperatorSettings, timing: JobTiming,
-                 queue: Optional[_Queue] = None, pod_groups: Optional[Sequence[dict[str, Any]]] = ()):
+                 queue: Optional[_Queue] = None, pod_groups: Optional[Sequence[dict[str, Any]]] = (),
+                 cluster_nodes: Optional[Sequence[dict[str, Any]]] = None):
         self.d = draft
         self.ref = JobRef.of(draft.job)
         self.spec, self.changed = spec, changed
@@ -237,6 +242,11 @@ class _Pass:
         self.last_disruption: Optional[dict[str, Any]] = draft.old.get("lastDisruption")
         self.failures_kept: list[dict[str, Any]] = list(draft.old.get("failures") or [])
         self.next_attempt_after: Optional[str] = draft.old.get("nextAttemptAfter")
+        # Failed-node avoidance (node_avoidance.py): the nodes new pods keep off, and how the
+        # current attempt's pods were told to.
+        self.avoided = node_avoidance.trimmed(spec.node_avoidance, draft.old.get("avoidedNodes") or [])
+        self.avoidance_mode: Optional[str] = draft.old.get("avoidanceMode") if self.avoided else None
+        self.cluster_nodes = cluster_nodes
         for p in self.owned:
             if p.rank is not None and p.rank < self.n:
                 self.nodes[p.rank].attempt = max(self.nodes[p.rank].attempt, p.attempt)
@@ -288,6 +298,7 @@ class _Pass:
                     node.reason = None
                 continue
             node.phase, node.exit_code, node.reason = p.phase, p.exit_code, p.reason
+            node.node_name = p.node_name
             if p.terminating and not p.finished:
                 node.reason = p.reason or "Terminating"
 
@@ -638,6 +649,8 @@ class _Pass:
         self._record_disruption(decision)
         if decision.action == "none":
             decision = self._stalled() or decision
+        if decision.action in ("gang_restart", "replace"):
+            self._avoid_nodes(decision)
         if decision.action == "fail":
             self._fail(decision.reason, decision.message)
             return
@@ -762,6 +775,28 @@ class _Pass:
             self.last_disruption = {"reason": f.reason, "message": message or None, "node": f.rank, "time": self.d.now_s}
             self.last_disruption = {k: v for k, v in self.last_disruption.items() if v is not None}
 
+    def _avoid_nodes(self, decision: failure_policy.FailureDecision) -> None:
+        """The nodes the failures acted on happened on, when they were not the job's own:
+        recorded with the restart (before any pod goes), avoided by every later pod."""
+        failures = [r.failure for r in decision.replacements if r.replaced] if decision.action == "replace" else list(decision.reported)
+        attempts = {i: node.attempt for i, node in self.nodes.items()}
+        update = node_avoidance.record(self.spec.node_avoidance, self.avoided, failures, n=self.n, attempts=attempts, now=self.d.now_s)
+        self.avoided = update.avoided
+        for entry in update.added:
+            self.d.emit("Normal", "NodeAvoided", f"new pods avoid Kubernetes node {entry['nodeName']} ({entry['reason']}): {entry.get('message', '')}")
+
+    def _avoidance_placement(self, placement: Placement) -> Placement:
+        """What the pods created now carry to keep off the avoided nodes."""
+        if not self.avoided:
+            self.avoidance_mode = None
+            return NO_PLACEMENT
+        names = tuple(e["nodeName"] for e in self.avoided)
+        template = self.spec.pod_template
+        selector = {**((template.node_selector if template else None) or {}), **self.placement.node_selector, **placement.node_selector}
+        mode = node_avoidance.mode(self.spec.node_avoidance, names, self.cluster_nodes, selector, self.n)
+        self.avoidance_mode = mode
+        return Placement(avoid_nodes=names, avoid_mode=mode)
+
     def _gang_restart(self, decision: failure_policy.FailureDecision) -> None:
         # The new attempt goes into the status patch, which is written before any pod is
         # deleted: the failed pods are stale from then on (see the restart protocol above).
@@ -842,6 +877,7 @@ class _Pass:
         # The start counts from the first attempt to create, refused or not, so the startup
         # timeout also ends a job whose pods the API server keeps refusing.
         d.start_time = d.start_time or d.now_s
+        placement = placement + self._avoidance_placement(placement)
         for i in create:
             pod = build_pod(self.ref, self.spec, i, self.nodes[i].attempt, self.settings, self.placement + placement)
             d.creates.append(pod)
@@ -1009,6 +1045,12 @@ class _Pass:
         status.update(conditions=conditions, phase=phase_of(conditions), restarts=self.restarts, nodes=nodes, observedGeneration=d.generation)
         if self.disruptions:
             status["disruptions"] = self.disruptions
+        status.pop("avoidedNodes", None)
+        status.pop("avoidanceMode", None)
+        if self.avoided:
+            status["avoidedNodes"] = self.avoided
+        if self.avoided and self.avoidance_mode:
+            status["avoidanceMode"] = self.avoidance_mode
         if self.queue is not None:
             self._queue_status(status)
         for key, value in (("startTime", d.start_time), ("completionTime", d.completion_time),

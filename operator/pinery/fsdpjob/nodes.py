@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 # The keys of a node entry this module knows; any other key an old status carries is kept as is.
-_KNOWN = ("index", "pod", "restarts", "attempt", "phase", "exitCode", "reason")
+_KNOWN = ("index", "pod", "restarts", "attempt", "phase", "exitCode", "reason", "nodeName")
 
 
 @dataclass
@@ -18,6 +18,7 @@ class NodeState:
     phase: Optional[str] = None
     exit_code: Optional[int] = None
     reason: Optional[str] = None
+    node_name: Optional[str] = None  # the Kubernetes node of the current pod (spec.nodeName)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -33,6 +34,7 @@ class NodeState:
             phase=old.get("phase"),
             exit_code=old.get("exitCode"),
             reason=old.get("reason"),
+            node_name=old.get("nodeName"),
             extra={k: v for k, v in old.items() if k not in _KNOWN},
         )
 
@@ -40,6 +42,7 @@ class NodeState:
         """A new attempt (or no pod): the old pod's phase and exit code no longer apply."""
         self.phase = None
         self.exit_code = None
+        self.node_name = None
 
     def new_attempt(self, attempt: int, reason: str) -> None:
         self.attempt = attempt
@@ -50,7 +53,8 @@ class NodeState:
     def to_status(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "index": self.index, "pod": self.pod, "restarts": self.restarts, "attempt": self.attempt,
-            "phase": self.phase, "exitCode": self.exit_code, "reason": self.reason, **self.extra,
+            "phase": self.phase, "exitCode": self.exit_code, "reason": self.reason,
+            "nodeName": self.node_name, **self.extra,
         }
         return {k: v for k, v in entry.items() if v is not None}
 

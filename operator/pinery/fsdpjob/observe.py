@@ -69,6 +69,8 @@ class PodView:
     disrupted: bool = False
     # When it did: the condition's lastTransitionTime, written as the disruption begins.
     disrupted_at: Optional[datetime] = None
+    # The Kubernetes node the pod is bound to (spec.nodeName).
+    node_name: Optional[str] = None
     # The training container's termination message: the end of its log after a failure
     # (FallbackToLogsOnError), unless it wrote one itself.
     message: str = ""
@@ -204,5 +206,6 @@ def view_pod(pod: dict[str, Any]) -> PodView:
         finished_at=parse_time(terminated.get("finishedAt")),
         disrupted=disrupted,
         disrupted_at=parse_time(disruption.get("lastTransitionTime")) if disrupted else None,
+        node_name=(pod.get("spec") or {}).get("nodeName") or None,
         message=terminated.get("message") or "",
     )

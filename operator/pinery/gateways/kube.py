@@ -23,6 +23,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "ConfigMap": ("v1", "configmaps"),
     "Secret": ("v1", "secrets"),
     "PersistentVolumeClaim": ("v1", "persistentvolumeclaims"),
+    # Cluster-scoped: an FSDPJob that avoids failed nodes counts the nodes left (node_avoidance).
+    "Node": ("v1", "nodes"),
     "FSDPJob": ("pinery.dev/v1alpha1", "fsdpjobs"),
     "VectorIndex": ("pinery.dev/v1alpha1", "vectorindexes"),
     # Kueue (pinery.fsdpjob.kueue): the job's Workload; ResourceFlavor, WorkloadPriorityClass

@@ -211,11 +211,15 @@ class JobLoop:
         if fresh:
             job = await refresh_progress(job, job.get("status") or {}, self.services) or job
         failure_logs = await read_failure_logs(kube, job, pods)
+        cluster_nodes = await read_cluster_nodes(kube, job)
         for _ in range(MAX_ROUNDS):
+            if cluster_nodes is None:
+                cluster_nodes = await read_cluster_nodes(kube, job)
             result = plan_job(
                 job, pods, datetime.now(timezone.utc),
                 service=service, config_map=config_map, settings=self.services.settings, refused=self.refused,
-                timing=self.services.fsdpjob_timing, pod_groups=pod_groups, failure_logs=failure_logs, **queue.args(),
+                timing=self.services.fsdpjob_timing, pod_groups=pod_groups, failure_logs=failure_logs, cluster_nodes=cluster_nodes,
+                **queue.args(),
             )
             applied = await apply(result, job, self.services, self.logger, self.wakeups)
             if applied.stale:
@@ -309,6 +313,23 @@ async def read_failure_logs(kube: Any, job: dict[str, Any], pods: list[dict[str,
         except KubeError:
             continue  # no log (never started, or its node is gone)
     return out
+
+
+async def read_cluster_nodes(kube: Any, job: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The cluster's Nodes, for a job that avoids some and leaves the choice of required or
+    preferred to the operator (node_avoidance.mode); None when not needed, or when the operator
+    may not list Nodes (then the avoidance is preferred)."""
+    if not (job.get("status") or {}).get("avoidedNodes"):
+        return None
+    if ((job.get("spec") or {}).get("nodeAvoidance") or {}).get("mode", "Auto") != "Auto":
+        return None
+    try:
+        nodes: list[dict[str, Any]] = await kube.list("Node", None)
+    except KubeError as exc:
+        if exc.status in (401, 403, 404):
+            return None
+        raise
+    return nodes
 
 
 def _newest(created: list[dict[str, Any]] | None, read: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -50,6 +50,8 @@ class Cluster:
         self.pod_group_api = True
         # What the handler read of failed pods' logs (log_tail.logs_to_read), by pod name.
         self.failure_logs: dict[str, str] = {}
+        # The cluster's Nodes as the operator lists them (None: not allowed to).
+        self.cluster_nodes: list[dict] | None = None
 
     # --- the API side ---------------------------------------------------------------------
 
@@ -77,6 +79,7 @@ class Cluster:
             settings=SETTINGS,
             pod_groups=self.pod_groups() if self.pod_group_api else None,
             failure_logs=dict(self.failure_logs),
+            cluster_nodes=copy.deepcopy(self.cluster_nodes),
         )
 
     def pod_groups(self) -> list[dict]:
@@ -145,6 +148,11 @@ class Cluster:
         for key, obj in list(self.objects.items()):
             if obj["metadata"].get("deletionTimestamp"):
                 del self.objects[key]
+
+    def bind(self, nodes: dict[int, str]) -> None:
+        """The scheduler places pods: rank -> Kubernetes node."""
+        for rank, node in nodes.items():
+            self.pod(rank)["spec"]["nodeName"] = node
 
     def set_pod_status(self, rank: int, status: dict) -> None:
         self.pod(rank)["status"] = status
