@@ -81,9 +81,15 @@ class LocalMode:
 
 @pytest.fixture(scope="module")
 def local_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMode]:
+    yield from running_local_mode(tmp_path_factory)
+
+
+def running_local_mode(tmp_path_factory: pytest.TempPathFactory, **options: Any) -> Iterator[LocalMode]:
+    """Local mode started for a module, stopped with nothing left running (`options`: more
+    LocalCluster arguments, such as `nodes`)."""
     kubectl_binary()
     state_dir = tmp_path_factory.mktemp("local")
-    cluster = LocalCluster(state_dir, pinecone_ready_delay=0.5).start_in_thread()
+    cluster = LocalCluster(state_dir, pinecone_ready_delay=0.5, **options).start_in_thread()
     secret_scan.watch(state_dir)  # the operator's and the pods' logs: no API key in them
     try:
         yield LocalMode(cluster, Kubectl(cluster.kubeconfig, state_dir))

@@ -160,6 +160,7 @@ class LocalCluster:
         operator_env: dict[str, str] | None = None,
         operator_form: str = "process",
         say: Callable[[str], None] = lambda line: None,
+        nodes: int | None = None,
     ):
         self.state_dir = Path(state_dir).resolve()
         self.with_pinecone = with_pinecone
@@ -170,6 +171,8 @@ class LocalCluster:
         # "process": `pinery run` as a child; "chart", "manifests", "kustomize": the operator
         # installed as on a cluster, its Deployment run by the pod runner (local/install.py).
         self.operator_form = operator_form
+        # Nodes the pod runner stands in for (pinery-local, pinery-local-2, ...): PINERY_LOCAL_NODES, else 1.
+        self.nodes = nodes if nodes is not None else int(os.environ.get("PINERY_LOCAL_NODES") or 1)
         self._installed: list[dict] = []  # what the plain manifests applied, for stop
         self.say = say
         self.state = LocalState.load(self.state_dir)
@@ -239,7 +242,7 @@ class LocalCluster:
         if self.with_pod_runner:
             from pinery.local.podrunner.runner import PodRunner
 
-            runner = PodRunner(self.client, self.state_dir / "pods", logs_dir=self.apiserver.logs_dir)
+            runner = PodRunner(self.client, self.state_dir / "pods", logs_dir=self.apiserver.logs_dir, nodes=self.nodes)
             self._stop_runner = asyncio.Event()
             self._runner_task = asyncio.create_task(runner.run(self._stop_runner))
             ready = asyncio.create_task(runner.ready.wait())
@@ -247,7 +250,7 @@ class LocalCluster:
             if not ready.done():
                 ready.cancel()
                 self._runner_task.result()  # raises what stopped the runner
-            self.say("pod runner     node pinery-local")
+            self.say(f"pod runner     node{'s' if len(runner.node_names) > 1 else ''} {', '.join(runner.node_names)}")
 
         self.state.pid = os.getpid()
         self.state.save(self.state_dir)

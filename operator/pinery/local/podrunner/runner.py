@@ -1,7 +1,9 @@
-"""The pod runner's control loop: watch pods and Services, run the pods bound to this node.
+"""The pod runner's control loop: watch pods and Services, run the pods bound to its nodes.
 
-A pod is bound to the local node on sight (as a scheduler would), given its loopback address,
-and run: init containers in order, then its containers, each a local process. Status goes back
+The runner stands in for one node, `pinery-local`, or for several (`nodes`: pinery-local,
+pinery-local-2, ...), all on this machine. A pod is bound on sight to a node its node selector
+and node affinity allow (as a scheduler would: scheduling.py), given its loopback address, and
+run: init containers in order, then its containers, each a local process. Status goes back
 to the API at every transition. Deleting a pod stops its processes (SIGTERM, grace period,
 SIGKILL of everything the container started); with graceful deletion the runner then removes
 the pod object, as a kubelet does. PersistentVolumeClaims are bound as by a local provisioner.
@@ -27,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pinery.local.kubeclient import ApiError, KubeClient
-from pinery.local.podrunner import crilog, events, images, processes, serviceaccount, waiting
+from pinery.local.podrunner import crilog, events, images, processes, scheduling, serviceaccount, waiting
 from pinery.local.podrunner.dns import ClusterDNS, loopback_range_usable
 from pinery.local.podrunner.environment import EnvError, container_env, expand
 from pinery.local.podrunner.status import ContainerRun, PodRun, pod_status, termination_message
@@ -91,11 +93,15 @@ class Worker:
 
 class PodRunner:
     def __init__(self, client: KubeClient, state_dir: Path, *, logs_dir: Path | None = None,
-                 node_name: str = NODE_NAME, domain: str = "cluster.local"):
+                 node_name: str = NODE_NAME, domain: str = "cluster.local", nodes: int = 1):
         self.client = client
         self.state_dir = Path(state_dir).resolve()
         self.logs_dir = Path(logs_dir) if logs_dir is not None else self.state_dir / "logs"
         self.node_name = node_name
+        # The nodes it stands in for: the first is `node_name`, the others numbered after it.
+        self.node_names = [node_name] + [f"{node_name}-{i}" for i in range(2, max(nodes, 1) + 1)]
+        # Pods bound to each node and not finished, by uid (the tie-break of scheduling.choose_node).
+        self._placed: dict[str, str] = {}
         self.dns = ClusterDNS(domain=domain, shared_address=None if loopback_range_usable() else "127.0.0.1")
         self.workers: dict[str, Worker] = {}
         self._hosts: dict[str, list[str]] | None = None
@@ -164,22 +170,25 @@ class PodRunner:
                 log.warning("watch of %s failed (%s); retrying", path, exc)
                 await asyncio.sleep(1)
 
-    async def _register_node(self) -> None:
-        node = {
+    def node_object(self, name: str) -> dict:
+        return {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": self.node_name, "labels": {"kubernetes.io/hostname": self.node_name, "pinery.dev/local": "true"}},
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "pinery.dev/local": "true"}},
             "status": {
-                "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": self.node_name}],
+                "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": name}],
                 "capacity": {"cpu": str(os.cpu_count() or 1), "pods": "1000"},
                 "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "pinery local pod runner"}],
             },
         }
-        try:
-            await self.client.create("/api/v1/nodes", node)
-        except ApiError as exc:
-            if exc.status not in (404, 405, 409):
-                raise
+
+    async def _register_node(self) -> None:
+        for name in self.node_names:
+            try:
+                await self.client.create("/api/v1/nodes", self.node_object(name))
+            except ApiError as exc:
+                if exc.status not in (404, 405, 409):
+                    raise
 
     # --- services, claims and DNS ------------------------------------------------------------
 
@@ -240,6 +249,7 @@ class PodRunner:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         uid = meta.get("uid", "")
         if kind == "DELETED":
+            self._placed.pop(uid, None)
             self.dns.remove_pod(pod)
             self._write_hosts()
             worker = self.workers.get(uid)
@@ -248,11 +258,15 @@ class PodRunner:
             return
         self.dns.add_pod(pod)
         self._write_hosts()
+        if spec.get("nodeName") and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            self._placed[uid] = spec["nodeName"]
+        else:
+            self._placed.pop(uid, None)
         worker = self.workers.get(uid)
         if worker is not None:
             worker.pod = pod
         if meta.get("deletionTimestamp"):
-            if spec.get("nodeName") == self.node_name:
+            if spec.get("nodeName") in self.node_names:
                 grace = meta.get("deletionGracePeriodSeconds", spec.get("terminationGracePeriodSeconds", 30))
                 if worker is not None and not worker.stopping:
                     self._spawn(self._terminate(worker, grace=grace, finalize=True))
@@ -262,7 +276,7 @@ class PodRunner:
         if not spec.get("nodeName"):
             await self._bind(pod)
             return
-        if spec["nodeName"] != self.node_name or worker is not None:
+        if spec["nodeName"] not in self.node_names or worker is not None:
             return
         if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             return
@@ -278,15 +292,24 @@ class PodRunner:
     async def _bind(self, pod: dict) -> None:
         meta = pod["metadata"]
         ns, name = meta.get("namespace", "default"), meta["name"]
+        nodes = [self.node_object(n) for n in self.node_names]
+        load: dict[str, int] = {}
+        for placed in self._placed.values():
+            load[placed] = load.get(placed, 0) + 1
+        node = scheduling.choose_node(pod, nodes, load) if len(nodes) > 1 else self.node_name
+        if node is None:
+            await self._unschedulable(pod, scheduling.unschedulable_message(pod, nodes))
+            return
         binding = {
             "apiVersion": "v1",
             "kind": "Binding",
             "metadata": {"name": name, "namespace": ns},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": self.node_name},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         try:
             await self.client.create(pod_path(ns, name, "/binding"), binding)
-            await self.events.pod(pod, "Normal", "Scheduled", events.scheduled(pod, self.node_name), component=events.SCHEDULER)
+            self._placed[meta.get("uid", "")] = node
+            await self.events.pod(pod, "Normal", "Scheduled", events.scheduled(pod, node), component=events.SCHEDULER)
         except ApiError as exc:
             if exc.status == 409:  # already bound
                 return
@@ -294,10 +317,20 @@ class PodRunner:
                 raise
             # No binding subresource (or the pod is gone): set the field directly.
             try:
-                await self.client.merge_patch(pod_path(ns, name), {"spec": {"nodeName": self.node_name}})
+                await self.client.merge_patch(pod_path(ns, name), {"spec": {"nodeName": node}})
             except ApiError as patch_exc:
                 if patch_exc.status != 404:
                     raise
+
+    async def _unschedulable(self, pod: dict, message: str) -> None:
+        """No node fits: PodScheduled False, reason Unschedulable, and a FailedScheduling Event,
+        as the scheduler leaves such a pod (schedule_one.go handleSchedulingFailure); once."""
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable" for c in conditions):
+            return
+        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message, "lastTransitionTime": now()}
+        await self._patch_status(pod, {"phase": "Pending", "conditions": [condition]})
+        await self.events.pod(pod, "Warning", "FailedScheduling", message, component=events.SCHEDULER)
 
     async def _report_lost(self, pod: dict) -> None:
         """A `restartPolicy: Never` pod that ran under a previous runner: Failed, NodeLost."""
@@ -349,6 +382,9 @@ class PodRunner:
             await self._finalize(worker.pod)
 
     # --- one pod -----------------------------------------------------------------------------
+
+    def _node_of(self, worker: Worker) -> str:
+        return (worker.pod.get("spec") or {}).get("nodeName") or self.node_name
 
     def _pod_dir(self, pod: dict) -> Path:
         meta = pod["metadata"]
@@ -412,7 +448,7 @@ class PodRunner:
             lookup = await self._lookup_for(worker.pod)
             try:
                 dirs = prepare_volumes(
-                    worker.pod, self._pod_dir(worker.pod), self.state_dir, lookup, pod_ip=worker.run.pod_ip, node=self.node_name,
+                    worker.pod, self._pod_dir(worker.pod), self.state_dir, lookup, pod_ip=worker.run.pod_ip, node=self._node_of(worker),
                 )
             except VolumeError as exc:
                 # A volume that cannot be set up: FailedMount, containers keep waiting to be created.
@@ -430,7 +466,7 @@ class PodRunner:
             try:
                 for container in _all_containers(worker.pod):
                     name = container["name"]
-                    container_env(worker.pod, container, lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
+                    container_env(worker.pod, container, lookup, pod_ip=worker.run.pod_ip, node=self._node_of(worker))
                 worker.lookup = lookup
                 return dirs
             except EnvError as exc:
@@ -458,7 +494,7 @@ class PodRunner:
         spec = worker.pod.get("spec") or {}
         ns = worker.namespace
         assert worker.lookup is not None, "set when the pod started"
-        user = container_env(worker.pod, container, worker.lookup, pod_ip=worker.run.pod_ip, node=self.node_name)
+        user = container_env(worker.pod, container, worker.lookup, pod_ip=worker.run.pod_ip, node=self._node_of(worker))
         # $(VAR) in command and args refers to the container's variables as declared.
         argv = images.argv(container)
         if argv:
