@@ -132,9 +132,11 @@ def test_the_charts_rbac_allows_what_the_operator_does(control_plane):
         ("watch", "vectorindexes.pinery.dev"), ("patch", "fsdpjobs.pinery.dev/status"), ("update", "fsdpjobs.pinery.dev/finalizers"),
         ("create", "pods"), ("get", "pods/log"), ("list", "services"), ("get", "secrets"), ("create", "events"),
         ("patch", "events.events.k8s.io"), ("list", "namespaces"), ("watch", "customresourcedefinitions.apiextensions.k8s.io"),
+        ("list", "nodes"),  # failed-node avoidance counts the schedulable nodes left
     ]:
         assert can(verb, resource, "-n", "team-a") == "yes", (verb, resource)
-    for verb, resource in [("list", "secrets"), ("update", "services"), ("create", "rolebindings.rbac.authorization.k8s.io"), ("list", "nodes")]:
+    for verb, resource in [("list", "secrets"), ("update", "services"), ("create", "rolebindings.rbac.authorization.k8s.io"), ("watch", "nodes"),
+                          ("patch", "nodes")]:
         assert can(verb, resource, "-n", "team-a") == "no", (verb, resource)
     denied = control_plane.kubectl("--token", token, "get", "secrets", "-n", "team-a", check=False)
     assert 'User "system:serviceaccount:pinery-system:pinery" cannot list resource "secrets" in API group "" in the namespace "team-a"' in denied.stderr
