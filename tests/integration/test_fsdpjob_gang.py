@@ -76,7 +76,9 @@ def test_coscheduling_group_comes_first_gates_the_pods_explains_the_wait_and_fol
     # the cluster has room for one: PreFilter refuses both (resource gap), nothing is bound
     assert sched.schedule("train-0") is False
     assert [p["spec"].get("nodeName") for p in kubelet.pods("train")] == [None, None]
-    waiting = op.wait("train", lambda j: "PodGroup Scheduling" in h.condition(j, "Running").get("message", ""), what="Scheduling")
+    # one pass may see the group Scheduling before the pods' PodScheduled message: wait for both
+    waiting = op.wait("train", lambda j: "PodGroup Scheduling" in (m := h.condition(j, "Running").get("message", "")) and "resource gap" in m,
+                      what="Scheduling, and the pods' reason")
     assert "0 of 2 nodes running" in h.condition(waiting, "Running")["message"]
     assert "resource gap" in h.condition(waiting, "Running")["message"]  # the pods' own PodScheduled message
 
