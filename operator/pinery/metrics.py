@@ -1,8 +1,11 @@
 """Prometheus metrics of the operator (prometheus-client), on their own registry.
 
 Counters for reconciles, errors and Pinecone calls; a histogram of handler durations; gauges of
-how many objects are in each VectorIndex state and FSDPJob phase (counted from the operator's
-own view, so that cardinality does not grow with the number of objects).
+how many objects are in each VectorIndex state and FSDPJob phase; and, per object (labelled by
+namespace and name only, so one series per gauge and object), each FSDPJob's progress and
+restart budget and whether each VectorIndex is Ready. All gauges come from the operator's own
+view: what it last wrote to the objects' status. Names follow Prometheus' conventions
+(prometheus.io/docs/practices/naming: base units, `_total` only on counters).
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ class Metrics:
             registry=self.registry,
         )
         self._index_states: dict[tuple[str, str], str] = {}
+        self._index_ready: dict[tuple[str, str], bool] = {}
         self._job_phases: dict[tuple[str, str], str] = {}
+        self._job_gauges: dict[tuple[str, str], dict[str, float]] = {}
         self.registry.register(_StateCollector(self))
 
     def reconciled(self, resource: str, outcome: str) -> None:
@@ -53,15 +58,27 @@ class Metrics:
         if state:
             self._index_states[(namespace, name)] = state
 
+    def index_ready(self, namespace: str, name: str, ready: bool) -> None:
+        self._index_ready[(namespace, name)] = ready
+
     def forget_index(self, namespace: str, name: str) -> None:
         self._index_states.pop((namespace, name), None)
+        self._index_ready.pop((namespace, name), None)
 
     def job_phase(self, namespace: str, name: str, phase: str | None) -> None:
         if phase:
             self._job_phases[(namespace, name)] = phase
 
+    def job_gauges(self, namespace: str, name: str, values: dict[str, float]) -> None:
+        """The job's gauges (keys of JOB_GAUGES; pinery.fsdpjob.gauges computes them)."""
+        unknown = set(values) - set(JOB_GAUGES)
+        if unknown:
+            raise ValueError(f"no such FSDPJob gauge: {sorted(unknown)}")
+        self._job_gauges[(namespace, name)] = dict(values)
+
     def forget_job(self, namespace: str, name: str) -> None:
         self._job_phases.pop((namespace, name), None)
+        self._job_gauges.pop((namespace, name), None)
 
     def timed(self, resource: str, handler: str) -> Callable:
         """Decorate an async handler to record its duration and failures."""
@@ -83,6 +100,21 @@ class Metrics:
         start_http_server(port, addr=addr, registry=self.registry)
 
 
+# The per-job gauges, exported as pinery_fsdpjob_<key>{namespace, job}. `status_restarts` is
+# status.restarts: the name pinery_fsdpjob_restarts is the family of the restart counter
+# (pinery_fsdpjob_restarts_total), and one name may have only one type in an exposition.
+JOB_GAUGES = {
+    "step": "Last completed optimizer step the trainer reported (status.progress.step).",
+    "loss": "Training loss at that step (status.progress.loss).",
+    "tokens_per_second": "Training throughput the trainer reported (status.progress.tokensPerSecond).",
+    "last_checkpoint_step": "Step of the newest complete checkpoint (status.progress.lastCheckpointStep).",
+    "status_restarts": "Gang restarts spent from the budget so far (status.restarts).",
+    "max_restarts": "Gang restarts allowed before the job fails (spec.maxRestarts).",
+    "disruptions": "Gang restarts after disruptions, which do not spend maxRestarts (status.disruptions).",
+    "stalled": "1 while the gang is restarted or failed because it stopped making progress (reason Stalled), else 0.",
+}
+
+
 class _StateCollector:
     def __init__(self, metrics: Metrics):
         self.metrics = metrics
@@ -96,3 +128,15 @@ class _StateCollector:
         for phase, count in sorted(Tally(self.metrics._job_phases.values()).items()):
             phases.add_metric([phase], count)
         yield phases
+        ready = GaugeMetricFamily("pinery_vectorindex_ready", "1 when the VectorIndex's Ready condition is True, else 0.",
+                                  labels=["namespace", "vectorindex"])
+        for (namespace, name), is_ready in sorted(self.metrics._index_ready.items()):
+            ready.add_metric([namespace, name], 1.0 if is_ready else 0.0)
+        yield ready
+        jobs = sorted(self.metrics._job_gauges.items())
+        for key, help_text in JOB_GAUGES.items():
+            family = GaugeMetricFamily(f"pinery_fsdpjob_{key}", help_text, labels=["namespace", "job"])
+            for (namespace, name), values in jobs:
+                if key in values:
+                    family.add_metric([namespace, name], values[key])
+            yield family

@@ -525,6 +525,36 @@ def test_deleting_a_job_stops_its_pods_and_forgets_it(plane, ns, kubelet, op):
     wait_for(lambda: op.phase_gauge("Running") == 0, what="the gauge forgets the job")
 
 
+def test_progress_and_restart_budget_are_gauges_of_the_job_until_it_is_deleted(plane, ns, kubelet, op):
+    from dataclasses import replace
+
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, progress=0.5)
+    started(plane, ns, kubelet, op, "seen", maxRestarts=4)
+    labels = {"namespace": ns, "job": "seen"}
+
+    def gauge(name):
+        return op.metrics.registry.get_sample_value(f"pinery_fsdpjob_{name}", labels)
+
+    wait_for(lambda: gauge("max_restarts") == 4, what="the job's budget gauge")
+    assert (gauge("status_restarts"), gauge("disruptions"), gauge("stalled")) == (0, 0, 0)
+    assert gauge("step") is None  # nothing reported yet
+    log = plane.server.logs_dir / ns / "seen-node-0" / "trainer.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text('{"event": "progress", "step": 30, "loss": 2.75, "tokensPerSecond": 900.5}\n{"event": "checkpoint", "step": 30}\n')
+    wait_for(lambda: gauge("step") == 30, what="the step gauge")
+    assert (gauge("loss"), gauge("tokens_per_second"), gauge("last_checkpoint_step")) == (2.75, 900.5, 30)
+    assert h.status(h.get_job(plane, ns, "seen"))["progress"]["step"] == 30  # what the gauges show is the status
+
+    kubelet.exit("seen", 1, 1)
+    wait_for(lambda: gauge("status_restarts") == 1, what="the restart in the gauge")
+    assert op.restarts_counter() == 1
+
+    assert plane.http("DELETE", h.jobs_path(ns, "seen")).status_code == 200
+    wait_for(lambda: h.get_job(plane, ns, "seen") is None, what="the job gone")
+    wait_for(lambda: all(gauge(g) is None for g in ("step", "loss", "max_restarts", "status_restarts", "stalled")),
+             what="the job's gauges removed")
+
+
 def test_a_spec_only_the_operator_can_judge_fails_the_job_without_pods(plane, ns, kubelet, op):
     # The CRD accepts it; the trainer's own cross-field rules do not.
     h.create_job(plane, ns, "odd", numNodes=2, command=None, trainer={"steps": 50, "microBatchSize": 4, "globalBatchSize": 10})

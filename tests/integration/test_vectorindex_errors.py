@@ -42,6 +42,9 @@ def test_wrong_api_key_is_unauthorized_until_the_secret_is_fixed(vi_world: World
     assert "API key was rejected" in cond["message"] and w.status("unauthorized")["phase"] == "Failed"
     assert w.condition("unauthorized", "Synced")["reason"] == "Unauthorized"
     assert "Unauthorized" in w.wait_event("unauthorized", "Unauthorized", "Warning")[1]
+    # the readiness gauge says so, whatever Pinecone state the index has (none here)
+    not_ready = f'pinery_vectorindex_ready{{namespace="{NS}",vectorindex="unauthorized"}} 0.0'
+    wait_for(lambda: not_ready in w.operator.metrics(), timeout=30, what="the object's readiness gauge at 0")
     # no crash loop: a terminal failure waits for the next sweep (one listing per sweep)
     calls = over_sweeps(w, 2, "describe_index", "create_index")
     assert calls == {"describe_index": 0, "create_index": 0}, calls

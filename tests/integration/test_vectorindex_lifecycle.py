@@ -14,6 +14,7 @@ from tests.support.vectorindex import (
     settle,
     sweep_gap,
 )
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +59,8 @@ def test_serverless_index_becomes_ready_with_host_configmap_events_and_metrics(v
     assert 'pinery_pinecone_calls_total{operation="create_index",outcome="ok"} 1.0' in metrics
     assert 'pinery_pinecone_calls_total{operation="describe_index",outcome="404"}' in metrics
     assert 'pinery_vectorindexes{state="Ready"} 1.0' in metrics
+    ready = f'pinery_vectorindex_ready{{namespace="{NS}",vectorindex="docs"}} 1.0'
+    wait_for(lambda: ready in w.operator.metrics(), timeout=30, what="the object's readiness gauge")
 
     # nothing more happens while it stays in sync: no status writes, no new events
     version, events = w.get("docs")["metadata"]["resourceVersion"], len(w.events("docs"))
@@ -139,8 +142,11 @@ def test_delete_policy_deletes_the_index(vi_world: World):
     w = vi_world
     w.create("gone-with-it", connectionConfigMap="gone-conn")
     w.wait_ready("gone-with-it")
+    ready = f'pinery_vectorindex_ready{{namespace="{NS}",vectorindex="gone-with-it"}} 1.0'
+    wait_for(lambda: ready in w.operator.metrics(), timeout=30, what="the object's readiness gauge")
     w.delete("gone-with-it")
     w.wait_gone("gone-with-it")
+    wait_for(lambda: 'vectorindex="gone-with-it"' not in w.operator.metrics(), timeout=30, what="the gauge forgets the object")
     assert w.index("gone-with-it") is None
     reasons = [r for _, r, _ in w.events("gone-with-it")]
     assert "Deleting" in reasons and "Deleted" in reasons

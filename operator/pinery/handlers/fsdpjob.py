@@ -23,6 +23,7 @@ from pinery.api.base import GROUP, VERSION
 from pinery.fsdpjob import kueue, log_tail, progress_from_logs, stall_policy
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob.gang import KIND_KEYS
+from pinery.fsdpjob.gauges import job_gauges
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.observe import view_pod
 from pinery.fsdpjob.plan import Plan
@@ -243,8 +244,12 @@ class JobLoop:
                 pod_groups = _replaced(pod_groups, applied.created.get("PodGroup", []))
         else:
             return 0.0  # still changing: look again with fresh reads
-        if not fresh:
-            await update_progress(read, result, self.services)
+        if fresh:
+            progress = (result.status or {}).get("progress")  # read before the plan (the watchdog)
+        else:
+            progress = await update_progress(read, result, self.services)
+        published = {**result.status, "progress": progress} if progress is not None else result.status
+        self.services.metrics.job_gauges(namespace, name, job_gauges(published, job.get("spec")))
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
 
 
@@ -400,14 +405,19 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
     return applied
 
 
-async def update_progress(job: dict, result: Plan, services: Services) -> None:
-    """Read rank 0's log tail and publish the trainer's progress (pods need no API access)."""
+async def update_progress(job: dict, result: Plan, services: Services) -> dict | None:
+    """Read rank 0's log tail and publish the trainer's progress (pods need no API access);
+    returns status.progress as it now is."""
+    previous = result.status.get("progress")
     phase = result.status.get("phase")
     if phase not in ("Running", "Succeeded", "Restarting"):
-        return
+        return previous
     if phase == "Succeeded" and (job.get("status") or {}).get("phase") == "Succeeded":
-        return  # the last lines were read when the job succeeded
-    await refresh_progress(job, result.status, services)
+        return previous  # the last lines were read when the job succeeded
+    patched = await refresh_progress(job, result.status, services)
+    if patched is None:
+        return previous
+    return (patched.get("status") or {}).get("progress", previous)
 
 
 async def refresh_progress(job: dict, status: dict, services: Services) -> dict | None:

@@ -282,6 +282,8 @@ async def _report(obj: dict, services: Services, ready: Cond, synced: Cond, step
     changes = status_changes(old, new)
     if changes:
         await services.kube.merge_patch(KIND, meta["namespace"], meta["name"], {"status": changes}, subresource="status")
+    ready_now = (get_condition(new["conditions"], READY) or {}).get("status") == "True"
+    services.metrics.index_ready(meta["namespace"], meta["name"], ready_now)
     for event in pass_events(step_events, old.get("conditions"), new["conditions"]):
         kopf.event(obj, type=event.type, reason=event.reason, message=event.message)
 
