@@ -100,7 +100,9 @@ class Metrics:
         start_http_server(port, addr=addr, registry=self.registry)
 
 
-# The per-job gauges, exported as pinery_fsdpjob_<key>{namespace, job}. `status_restarts` is
+# The per-job gauges, exported as pinery_fsdpjob_<key>{namespace, fsdpjob}. Not `job`: Prometheus
+# attaches its own `job` label to every scraped series and renames a clashing one to
+# `exported_job` (prometheus.io/docs/prometheus/latest/configuration/configuration, honor_labels). `status_restarts` is
 # status.restarts: the name pinery_fsdpjob_restarts is the family of the restart counter
 # (pinery_fsdpjob_restarts_total), and one name may have only one type in an exposition.
 JOB_GAUGES = {
@@ -112,6 +114,7 @@ JOB_GAUGES = {
     "max_restarts": "Gang restarts allowed before the job fails (spec.maxRestarts).",
     "disruptions": "Gang restarts after disruptions, which do not spend maxRestarts (status.disruptions).",
     "stalled": "1 while the gang is restarted or failed because it stopped making progress (reason Stalled), else 0.",
+    "finished": "1 once the job has Succeeded or Failed, else 0.",
 }
 
 
@@ -135,7 +138,7 @@ class _StateCollector:
         yield ready
         jobs = sorted(self.metrics._job_gauges.items())
         for key, help_text in JOB_GAUGES.items():
-            family = GaugeMetricFamily(f"pinery_fsdpjob_{key}", help_text, labels=["namespace", "job"])
+            family = GaugeMetricFamily(f"pinery_fsdpjob_{key}", help_text, labels=["namespace", "fsdpjob"])
             for (namespace, name), values in jobs:
                 if key in values:
                     family.add_metric([namespace, name], values[key])

@@ -46,6 +46,7 @@ VALUE_SETS = {
         "pinecone": {"apiKeySecret": {"name": "shared-key", "key": "token", "namespace": "vault"}},
     },
     "service-monitor": {"metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}}},
+    "monitoring": {"grafana": {"dashboards": {"enabled": True}}, "prometheusRule": {"enabled": True, "labels": {"release": "prom"}}},
     "custom-images": {
         "image": {"repository": "registry.example.com/ml/pinery", "tag": "0.1.0-rc1", "pullPolicy": "Always"},
         "trainerImage": {"repository": "registry.example.com/ml/trainer", "digest": "sha256:" + "ab" * 32},
@@ -126,7 +127,8 @@ def test_lint_is_clean_in_strict_mode(name):
 @pytest.mark.parametrize("version", KUBE_VERSIONS)
 def test_every_rendered_object_is_valid_kubernetes(version):
     """Built-in kinds against the Kubernetes schemas (strict: unknown fields fail); CRs of the
-    peering CRDs against those CRDs; ServiceMonitor is checked for shape in its own test."""
+    peering CRDs against those CRDs; ServiceMonitor and PrometheusRule are checked for shape in
+    their own tests (no CRD of the Prometheus Operator here)."""
     checked = 0
     for values in VALUE_SETS.values():
         objects = crds() + render(values)
@@ -135,7 +137,7 @@ def test_every_rendered_object_is_valid_kubernetes(version):
             if obj["apiVersion"] == "kopf.dev/v1":
                 schema = peering_crds[obj["kind"]]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
                 assert list(OAS30Validator(schema).iter_errors(obj)) == []
-            elif obj["kind"] != "ServiceMonitor":
+            elif obj["kind"] not in ("ServiceMonitor", "PrometheusRule"):
                 kubernetes_validate.validate(obj, version, strict=True)
             checked += 1
     assert checked > 60

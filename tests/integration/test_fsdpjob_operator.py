@@ -530,7 +530,7 @@ def test_progress_and_restart_budget_are_gauges_of_the_job_until_it_is_deleted(p
 
     op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, progress=0.5)
     started(plane, ns, kubelet, op, "seen", maxRestarts=4)
-    labels = {"namespace": ns, "job": "seen"}
+    labels = {"namespace": ns, "fsdpjob": "seen"}
 
     def gauge(name):
         return op.metrics.registry.get_sample_value(f"pinery_fsdpjob_{name}", labels)

@@ -9,7 +9,7 @@ from pinery.metrics import JOB_GAUGES
 
 PROGRESS = {"step": 40, "totalSteps": 100, "loss": 2.5, "tokensPerSecond": 1200.0, "lastCheckpointStep": 30,
             "updatedAt": "2025-01-01T00:00:00Z"}
-BUDGET = {"status_restarts": 0.0, "disruptions": 0.0, "max_restarts": 3.0, "stalled": 0.0}
+BUDGET = {"status_restarts": 0.0, "disruptions": 0.0, "max_restarts": 3.0, "stalled": 0.0, "finished": 0.0}
 
 
 def cond(type_, status, reason):
@@ -29,7 +29,9 @@ def cond(type_, status, reason):
         ({}, {"maxRestarts": 0}, {**BUDGET, "max_restarts": 0.0}),
         # Stalled: a restart or a failure for that reason, while the condition holds.
         ({"conditions": [cond("Restarting", "True", "Stalled")]}, {}, {**BUDGET, "stalled": 1.0}),
-        ({"conditions": [cond("Failed", "True", "Stalled")]}, {}, {**BUDGET, "stalled": 1.0}),
+        ({"phase": "Failed", "conditions": [cond("Failed", "True", "Stalled")]}, {}, {**BUDGET, "stalled": 1.0, "finished": 1.0}),
+        ({"phase": "Succeeded"}, {}, {**BUDGET, "finished": 1.0}),
+        ({"phase": "Restarting"}, {}, BUDGET),
         ({"conditions": [cond("Restarting", "False", "Stalled")]}, {}, BUDGET),
         ({"conditions": [cond("Restarting", "True", "NodeFailed")]}, {}, BUDGET),
         ({"conditions": [cond("Running", "True", "Stalled")]}, {}, BUDGET),

@@ -31,7 +31,7 @@ def job_samples(metrics: Metrics, gauge: str) -> dict:
 
 
 def labels(namespace: str, job: str) -> tuple:
-    return (("job", job), ("namespace", namespace))
+    return (("fsdpjob", job), ("namespace", namespace))
 
 
 def test_each_job_has_its_gauges_labelled_by_namespace_and_job_until_forgotten():

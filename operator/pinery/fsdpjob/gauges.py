@@ -1,7 +1,7 @@
 """The per-job gauges the operator exports for an FSDPJob, from the status it writes.
 
 Pure: `job_gauges(status, spec)` is what `pinery.metrics` publishes under
-`pinery_fsdpjob_<key>{namespace, job}`. Progress values appear only once the trainer reported
+`pinery_fsdpjob_<key>{namespace, fsdpjob}`. Progress values appear only once the trainer reported
 them (an absent gauge, not a 0, for a job that has not logged a loss yet).
 """
 
@@ -41,4 +41,5 @@ def job_gauges(status: dict[str, Any] | None, spec: dict[str, Any] | None) -> di
     out["disruptions"] = float(status.get("disruptions") or 0)
     out["max_restarts"] = float(spec.get("maxRestarts", DEFAULT_MAX_RESTARTS))
     out["stalled"] = 1.0 if stalled(status) else 0.0
+    out["finished"] = 1.0 if status.get("phase") in ("Succeeded", "Failed") else 0.0
     return out
