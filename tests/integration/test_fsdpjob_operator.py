@@ -421,6 +421,20 @@ def test_progress_from_rank0s_log_and_kubectl_get_wait_describe(plane, ns, kubel
     job = op.wait("learn", lambda j: h.status(j)["progress"].get("lastCheckpointStep") == 20, what="progress at step 20")
     assert h.status(job)["progress"]["step"] == 20 and h.status(job)["progress"]["loss"] == 3.25
 
+    # `pinery progress` draws both progress lines from the same log, under the status' summary
+    drawn = subprocess.run([sys.executable, "-m", "pinery", "progress", "learn", "-n", ns, "--kubeconfig", str(plane.kubeconfig),
+                            "--width", "40", "--height", "4"], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT,
+                           env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert drawn.returncode == 0, drawn.stderr
+    lines = drawn.stdout.splitlines()
+    assert lines[0] == "fsdpjob " + ns + "/learn: Running, step 20/100, loss 3.25, 1300 tokens/s, last checkpoint at step 20, restarts 0/3"
+    assert lines[1] == "loss over 2 progress lines of rank 0, steps 10 to 20:"
+    assert lines[2] == " 4.5 |*" and lines[5].startswith("3.25 |") and lines[5].endswith("*")  # no UTF-8 out: ASCII
+    assert lines[-1] == "tokens/s: last 1300, mean 1250, min 1200, max 1300"
+    missing = subprocess.run([sys.executable, "-m", "pinery", "progress", "nope", "-n", ns, "--kubeconfig", str(plane.kubeconfig)],
+                             capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert missing.returncode == 1 and f"fsdpjob nope not found in namespace {ns}" in missing.stderr
+
     table = plane.kubectl("get", "fsdpjobs", "-n", ns).stdout.splitlines()
     assert table[0].split() == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE"]
     assert table[1].split()[:6] == ["learn", "2", "1", "Running", "0", "20"]

@@ -13,7 +13,7 @@ import sys
 from pinery import __version__
 
 # Subcommand modules under pinery.cli, in the order `pinery --help` lists them.
-COMMANDS = ("validate", "render", "crds", "run", "logs", "local", "wait-for")
+COMMANDS = ("validate", "render", "crds", "run", "logs", "local", "progress", "wait-for")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, Optional
 
@@ -52,6 +53,31 @@ def _float(value: Any, minimum: Optional[float] = None) -> Optional[float]:
     if not math.isfinite(number) or (minimum is not None and number < minimum):
         return None  # NaN and infinities have no JSON form in the status
     return number
+
+
+@dataclass(frozen=True)
+class Point:
+    """One progress line of the log."""
+
+    step: int
+    loss: Optional[float] = None
+    tokens_per_second: Optional[float] = None
+    when: Optional[datetime] = None
+
+
+def progress_points(text: str | Iterable[str]) -> list[Point]:
+    """Every progress line of the log text, in log order (the history that status.progress,
+    which holds only the newest, does not keep)."""
+    lines = text.splitlines() if isinstance(text, str) else list(text)
+    points = []
+    for line in lines:
+        obj, stamp = _json_object(line)
+        if obj is None or obj.get("event") != "progress":
+            continue
+        step = _int(obj.get("step"))
+        if step is not None:
+            points.append(Point(step, _float(obj.get("loss")), _float(obj.get("tokensPerSecond"), minimum=0.0), stamp))
+    return points
 
 
 def progress_from_logs(
