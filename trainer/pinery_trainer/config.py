@@ -151,6 +151,21 @@ class CheckpointConfig(_Model):
     keep: int = Field(3, ge=1, le=1000, description="How many complete checkpoints to keep.")
 
 
+class ReportConfig(_Model):
+    """What rank 0 reports beside its JSON progress lines."""
+
+    tensorboard_dir: Optional[str] = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description=(
+            "Directory where rank 0 writes TensorBoard scalars (train/loss, train/learning_rate, "
+            "train/tokens_per_second) at every progress line, one event file per run; for example a "
+            "directory on the checkpoint volume. None are written when unset."
+        ),
+    )
+
+
 class TrainerConfig(_Model):
     """Configuration of pinery's built-in FSDP2 trainer."""
 
@@ -189,6 +204,7 @@ class TrainerConfig(_Model):
     checkpoint: CheckpointConfig = Field(
         default_factory=CheckpointConfig, description="Checkpointing."
     )
+    report: ReportConfig = Field(default_factory=ReportConfig, description="Reporting beside the progress lines.")
 
     def warmup_steps(self) -> int:
         if self.optim.warmup_steps is None:

@@ -23,6 +23,7 @@ from pinery_trainer.report import Reporter, mfu, peak_tflops
 from pinery_trainer.sampling import BatchPlan, batch_plan
 from pinery_trainer.schedule import lr_factor
 from pinery_trainer.stopping import StopRequest
+from pinery_trainer.tensorboard import ScalarWriter
 
 
 def make_optimizer(module: torch.nn.Module, config: OptimConfig) -> torch.optim.AdamW:
@@ -91,6 +92,10 @@ class Trainer:
         self.last_checkpoint: Optional[int] = None
         self.loss: Optional[float] = None
         self.tokens_per_step = self.plan.global_batch * config.model.seq_len
+        # TensorBoard scalars: rank 0 only, like the progress lines they repeat.
+        self.scalars: Optional[ScalarWriter] = None
+        if config.report.tensorboard_dir and runtime.is_main:
+            self.scalars = ScalarWriter(config.report.tensorboard_dir)
         self.peak_tflops = None
         if runtime.is_cuda:
             self.peak_tflops = config.peak_tflops or peak_tflops(torch.cuda.get_device_name(runtime.device))
@@ -213,6 +218,9 @@ class Trainer:
             elapsedSeconds=round(elapsed, 3),
             **extra,
         )
+        if self.scalars is not None:
+            self.scalars.scalars(self.step, {"train/loss": self.loss, "train/learning_rate": lr,
+                                             "train/tokens_per_second": tokens_per_second})
 
     # -- checkpoints and stopping --------------------------------------------------------------
 
