@@ -29,8 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("job", metavar="JOB", help="name of the FSDPJob")
-    parser.add_argument("-n", "--namespace", default="default", help="namespace of the job (default: default)")
+    parser.add_argument("-n", "--namespace", help="namespace of the job (default: the kubeconfig context's, else default)")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+    parser.add_argument("--context", help="kubeconfig context (default: the current context)")
     parser.add_argument("--width", type=int, metavar="COLUMNS", help="width of the chart (default: the terminal's)")
     parser.add_argument("--height", type=int, default=12, metavar="ROWS", help="rows of the chart (default 12)")
     parser.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
@@ -92,10 +93,11 @@ def run(args: argparse.Namespace) -> int:
     import shutil
 
     from pinery.fsdpjob.naming import TRAINER_CONTAINER, pod_name
-    from pinery.gateways.kube import Kube, KubeError, load_api_client
+    from pinery.gateways.kube import Kube, KubeError, context_namespace, load_api_client
 
     try:
-        kube = Kube(load_api_client(args.kubeconfig))
+        kube = Kube(load_api_client(args.kubeconfig, args.context))
+        args.namespace = args.namespace or context_namespace(args.kubeconfig, args.context)
     except Exception as exc:  # a missing or broken kubeconfig: the client's own words
         print(f"error: cannot load the cluster's configuration: {exc}", file=sys.stderr)
         return 1
