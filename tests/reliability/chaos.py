@@ -272,7 +272,8 @@ async def suspend_and_resume(ctx: Context, name: str, rng: random.Random) -> Exp
     await asyncio.sleep(rng.uniform(0, 2))
     await ctx.patch_spec(JOB, name, {"suspend": False})
     await ctx.job_phase(name, "Succeeded")
-    return Expect(JOB, name, phase="Succeeded", restarts=0)
+    # Attempt 0 when it had already succeeded; 1 when the suspension stopped it (a resume is a new attempt).
+    return Expect(JOB, name, phase="Succeeded", restarts=0, attempts=(0, 1))
 
 
 async def delete_running(ctx: Context, name: str, rng: random.Random) -> Expect:
