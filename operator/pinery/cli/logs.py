@@ -14,6 +14,8 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from pinery.cli.job_access import add_kubeconfig_arguments, add_namespace_argument, connect
+
 # How often a waiting node's pod is looked at again.
 POLL_SECONDS = 1.0
 
@@ -33,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("job", metavar="JOB", help="name of the FSDPJob")
-    parser.add_argument("-n", "--namespace", help="namespace of the job (default: the kubeconfig context's, else default)")
+    add_namespace_argument(parser)
     parser.add_argument("--node", type=int, action="append", dest="nodes", metavar="N",
                         help="only this node (its rank; repeatable); default: every node")
     parser.add_argument("--attempt", type=int, metavar="K",
@@ -47,8 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--timestamps", action="store_true", help="put each line's time before it (after the prefix)")
     parser.add_argument("--pod-running-timeout", metavar="DURATION",
                         help="with -f, how long to wait for a node's pod to start (default: as long as the job may still start it)")
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-    parser.add_argument("--context", help="kubeconfig context (default: the current context)")
+    add_kubeconfig_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from pinery.fsdpjob import log_streams
-    from pinery.gateways.kube import Kube, KubeError, context_namespace, load_api_client
+    from pinery.gateways.kube import KubeError
 
     if args.tail < -1:
         return _error("--tail must be greater than or equal to -1")
@@ -73,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.attempt is not None and args.attempt < 0:
         return _error("--attempt must be 0 or more")
     try:
-        kube = Kube(load_api_client(args.kubeconfig, args.context))
-        namespace = args.namespace or context_namespace(args.kubeconfig, args.context)
+        kube, namespace = connect(args)
     except Exception as exc:  # a missing or broken kubeconfig: the client's own words
         return _error(f"cannot load the cluster's configuration: {exc}")
     try:

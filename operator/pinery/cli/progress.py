@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any, Optional
 
+from pinery.cli.job_access import add_kubeconfig_arguments, add_namespace_argument, connect
 from pinery.cli.plot import line_chart, number
 from pinery.fsdpjob.gauges import DEFAULT_MAX_RESTARTS
 
@@ -29,9 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("job", metavar="JOB", help="name of the FSDPJob")
-    parser.add_argument("-n", "--namespace", help="namespace of the job (default: the kubeconfig context's, else default)")
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-    parser.add_argument("--context", help="kubeconfig context (default: the current context)")
+    add_namespace_argument(parser)
+    add_kubeconfig_arguments(parser)
     parser.add_argument("--width", type=int, metavar="COLUMNS", help="width of the chart (default: the terminal's)")
     parser.add_argument("--height", type=int, default=12, metavar="ROWS", help="rows of the chart (default 12)")
     parser.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
@@ -93,11 +93,10 @@ def run(args: argparse.Namespace) -> int:
     import shutil
 
     from pinery.fsdpjob.naming import TRAINER_CONTAINER, pod_name
-    from pinery.gateways.kube import Kube, KubeError, context_namespace, load_api_client
+    from pinery.gateways.kube import KubeError
 
     try:
-        kube = Kube(load_api_client(args.kubeconfig, args.context))
-        args.namespace = args.namespace or context_namespace(args.kubeconfig, args.context)
+        kube, args.namespace = connect(args)
     except Exception as exc:  # a missing or broken kubeconfig: the client's own words
         print(f"error: cannot load the cluster's configuration: {exc}", file=sys.stderr)
         return 1
