@@ -212,9 +212,9 @@ class JobLoop:
         if fresh:
             job = await refresh_progress(job, job.get("status") or {}, self.services) or job
         failure_logs = await read_failure_logs(kube, job, pods)
-        cluster_nodes = await read_cluster_nodes(kube, job)
+        cluster_nodes = None
         for _ in range(MAX_ROUNDS):
-            if cluster_nodes is None:
+            if cluster_nodes is None:  # again after a pass that began avoiding nodes
                 cluster_nodes = await read_cluster_nodes(kube, job)
             result = plan_job(
                 job, pods, datetime.now(timezone.utc),
