@@ -9,12 +9,7 @@ import pytest
 
 from pinery.cli.wait_for import split_target
 from tests.conftest import REPO_ROOT, run_pinery
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.ports import free_port
 
 
 def test_listening_port_is_reachable_at_once():
