@@ -271,9 +271,11 @@ def test_the_built_in_trainer_trains_with_progress_in_the_status(local_mode):
     assert "12" in kubectl("get", "fsdpjob", "trainer-e2e").stdout  # the STEP column
 
 
-# Elastic: node 2's first pod trains two rounds and is then lost with its torchrun agent (as
-# when a machine dies). The survivors' agents re-rendezvous inside their own pods; the pod
-# pinery starts for node 2 joins them, and the job finishes only in a group of three.
+# Elastic: node LOST_NODE's first pod trains two rounds and is then lost with its torchrun agent
+# (as when a machine dies). The survivors' agents re-rendezvous inside their own pods through the
+# job's rendezvous store; with restarts left, the pod pinery starts for the lost node joins them
+# and the job finishes only in a group of three; without, it finishes in a group of two. Each
+# worker start prints the group torchrun gave it, and what its pod said of the job's size.
 ELASTIC = textwrap.dedent("""
     import json, os, signal, sys, time
     from datetime import timedelta
@@ -283,21 +285,23 @@ ELASTIC = textwrap.dedent("""
     import torch.distributed as dist
 
     attempt = int(Path(os.environ["ATTEMPT_FILE"]).read_text())
-    node = int(os.environ["NODE_RANK"])
+    node = int(os.environ["PINERY_POD_INDEX"])
+    lost, final = int(os.environ["LOST_NODE"]), int(os.environ["FINAL_WORLD"])
     dist.init_process_group("gloo", timeout=timedelta(seconds=30))
     world = dist.get_world_size()
-    print(json.dumps({"group": world, "restart": int(os.environ["TORCHELASTIC_RESTART_COUNT"])}), flush=True)
+    print(json.dumps({"group": world, "WORLD_SIZE": os.environ["WORLD_SIZE"], "RANK": os.environ["RANK"],
+                      "restart": int(os.environ["TORCHELASTIC_RESTART_COUNT"])}), flush=True)
     for round in range(3):
         total = torch.ones(1)
         dist.all_reduce(total)
         assert total.item() == world
-        if node == 2 and attempt == 0 and round == 1:
-            print("node 2: losing the whole node", flush=True)
+        if node == lost and attempt == 0 and round == 1:
+            print(f"node {node}: losing the whole node", flush=True)
             os.kill(os.getppid(), signal.SIGKILL)
             os._exit(1)
         time.sleep(0.5)
-    if world < 3:
-        time.sleep(120)  # torchrun restarts this worker when node 2's new pod joins
+    if world != final:
+        time.sleep(120)  # torchrun restarts this worker when the membership changes
         sys.exit(4)
     print(json.dumps({"node": node, "attempt": attempt, "world": world,
                       "agentRestarts": int(os.environ["TORCHELASTIC_RESTART_COUNT"])}), flush=True)
@@ -306,36 +310,77 @@ ELASTIC = textwrap.dedent("""
     sys.stdout.flush()
     os._exit(0)
 """)
+# Set on an elastic node's pod, these would be false once membership changes: pinery sets none.
+STALE_ELASTIC_ENV = {"WORLD_SIZE", "NNODES", "NODE_RANK", "RANK", "MASTER_ADDR", "MASTER_PORT"}
 
 
-def test_elastic_job_trains_on_while_a_lost_node_is_replaced_and_rejoins(local_mode):
-    kubectl = local_mode.kubectl
-    config_map, job = script_job("flex", free_port(), env={}, max_restarts=2)
+def elastic_job(name: str, *, lost: int, final: int, max_restarts: int) -> list[dict]:
+    config_map, job = script_job(name, free_port(), env={"LOST_NODE": str(lost), "FINAL_WORLD": str(final)}, max_restarts=max_restarts)
     config_map["data"]["train.py"] = ELASTIC
     job["spec"].update(numNodes=3, elastic={"minNodes": 2, "maxRestarts": 3})
-    kubectl.apply(config_map, job)
+    return [config_map, job]
+
+
+def worker_lines(kubectl, pod: str, key: str) -> list[dict]:
+    log = kubectl("logs", pod, "-c", "trainer").stdout
+    return [json.loads(line) for line in log.splitlines() if line.startswith(f'{{"{key}"')]
+
+
+def test_elastic_job_survives_losing_node_0_whose_replacement_rejoins(local_mode):
+    """Node 0 hosts nothing: the rendezvous store is a pod of its own, so losing node 0 costs one
+    replacement, not a gang restart, and the survivors keep their pods."""
+    kubectl = local_mode.kubectl
+    kubectl.apply(*elastic_job("flex", lost=0, final=3, max_restarts=2))
     kubectl.wait_for("fsdpjob/flex", "Running", timeout=90)
-    survivors = {n: kubectl.get(f"pod/flex-node-{n}")["metadata"]["uid"] for n in (0, 1)}
+    store = kubectl.get("pod/flex-rendezvous")
+    assert store["metadata"]["labels"]["pinery.dev/role"] == "rendezvous" and "pinery.dev/node-rank" not in store["metadata"]["labels"]
+    survivors = {n: kubectl.get(f"pod/flex-node-{n}")["metadata"]["uid"] for n in (1, 2)}
     kubectl.wait_for("fsdpjob/flex", "Succeeded", timeout=240)
 
     status = kubectl.get("fsdpjob/flex")["status"]
     assert status["restarts"] == 1
-    assert [(n["attempt"], n["restarts"], n["exitCode"]) for n in status["nodes"]] == [(0, 0, 0), (0, 0, 0), (1, 1, 0)]
-    # Nodes 0 and 1 kept their pods: torchrun restarted their workers into the new group.
-    assert {n: kubectl.get(f"pod/flex-node-{n}")["metadata"]["uid"] for n in (0, 1)} == survivors
+    assert [(n["attempt"], n["restarts"], n["exitCode"]) for n in status["nodes"]] == [(1, 1, 0), (0, 0, 0), (0, 0, 0)]
+    # Nodes 1 and 2 kept their pods: torchrun restarted their workers into the new group.
+    assert {n: kubectl.get(f"pod/flex-node-{n}")["metadata"]["uid"] for n in (1, 2)} == survivors
     for node in (0, 1, 2):
-        log = kubectl("logs", f"flex-node-{node}", "-c", "trainer").stdout
-        result = json.loads(next(line for line in log.splitlines() if line.startswith('{"node"')))
-        assert result["world"] == 3 and result["attempt"] == (1 if node == 2 else 0)
-        if node != 2:
+        (result,) = worker_lines(kubectl, f"flex-node-{node}", "node")
+        assert result["world"] == 3 and result["attempt"] == (1 if node == 0 else 0)
+        if node != 0:
             # Its workers were started again into a new group: each start prints its group. The
             # restart count says why, which is timing: 1 or more when the survivors' collective
             # failed on the lost peer first, 0 when the new node's arrival restarted them first
             # (a membership change does not count as a failure).
-            groups = [json.loads(line) for line in log.splitlines() if line.startswith('{"group"')]
+            groups = worker_lines(kubectl, f"flex-node-{node}", "group")
             assert len(groups) >= 2 and groups[-1]["group"] == 3, groups
     reasons = events(local_mode, "flex")
     assert "NodeReplaced" in reasons and "AllNodesSucceeded" in reasons and "GangRestart" not in reasons
+    # The finished job's store is stopped: it has no rendezvous left to keep.
+    wait_for(lambda: "not found" in kubectl("get", "pod/flex-rendezvous", check=False).stderr, timeout=60, interval=1,
+             what="the store pod to go")
+
+
+def test_an_elastic_job_whose_membership_shrinks_sees_no_stale_world_size(local_mode):
+    """Without restarts left, node 2 is not replaced: the others train on as a group of two, and
+    what they read says two, never the spec's three."""
+    kubectl = local_mode.kubectl
+    kubectl.apply(*elastic_job("shrink", lost=2, final=2, max_restarts=0))
+    kubectl.wait_for("fsdpjob/shrink", "Succeeded", timeout=240)
+
+    for node in (0, 1):
+        pod = kubectl.get(f"pod/shrink-node-{node}")
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+        assert not STALE_ELASTIC_ENV & env.keys(), STALE_ELASTIC_ENV & env.keys()
+        assert (env["PINERY_POD_INDEX"], env["PINERY_NUM_NODES"], env["PINERY_MIN_NODES"], env["PINERY_MAX_NODES"]) == (str(node), "3", "2", "3")
+        groups = worker_lines(kubectl, f"shrink-node-{node}", "group")
+        # torchrun's own values, every round: 3 at first, then 2 once node 2 was lost.
+        assert groups[0]["group"] == 3 and groups[-1]["group"] == 2, groups
+        assert all(g["WORLD_SIZE"] == str(g["group"]) for g in groups), groups
+        (result,) = worker_lines(kubectl, f"shrink-node-{node}", "node")
+        assert result["world"] == 2
+    status = kubectl.get("fsdpjob/shrink")["status"]
+    assert status["restarts"] == 0 and status["nodes"][2]["phase"] == "Failed"
+    reasons = events(local_mode, "shrink")
+    assert "NodeNotReplaced" in reasons and "GangRestart" not in reasons and "AllNodesSucceeded" in reasons
 
 
 # Reports a step every ~0.2 s and saves it (rank 0) in the checkpoint volume; on the attempt

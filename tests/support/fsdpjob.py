@@ -334,9 +334,14 @@ class TestKubelet:
 
     # Reading pods
 
-    def pods(self, job: str) -> list[dict]:
+    def all_pods(self, job: str) -> list[dict]:
+        """Every pod of the job: its nodes' and, for an elastic job, its rendezvous store."""
         items = self.plane.http("GET", f"/api/v1/namespaces/{self.namespace}/pods", params={"labelSelector": f"{LABEL_JOB}={job}"}).json()["items"]
         return sorted(items, key=lambda p: p["metadata"]["name"])
+
+    def pods(self, job: str) -> list[dict]:
+        """The job's training nodes' pods."""
+        return [p for p in self.all_pods(job) if LABEL_RANK in p["metadata"]["labels"]]
 
     def pod(self, name: str) -> dict | None:
         response = self.plane.http("GET", f"/api/v1/namespaces/{self.namespace}/pods/{name}")
@@ -355,7 +360,7 @@ class TestKubelet:
         return wait_for(ready, timeout=timeout, interval=0.05, what=f"{count} pods of {job}" + (f" in attempt {attempt}" if attempt is not None else ""))
 
     def wait_no_pods(self, job: str, timeout: float = 60.0) -> None:
-        wait_for(lambda: not self.pods(job), timeout=timeout, interval=0.05, what=f"no pods of {job}")
+        wait_for(lambda: not self.all_pods(job), timeout=timeout, interval=0.05, what=f"no pods of {job}")
 
     def created(self, job: str) -> list[PodRecord]:
         with self._lock:

@@ -224,10 +224,10 @@ def test_elastic_collateral_that_breaks_the_gang_is_one_disruption():
     assert (d.action, d.restarts, d.disruptions) == ("gang_restart", 0, 1)  # 1 node left of minNodes 2
 
 
-def test_elastic_rank0_disrupted_restarts_the_gang_as_a_disruption():
+def test_elastic_rank0_disrupted_is_replaced_as_a_disruption():
     f = failure(0, "PreemptionByScheduler")
     d = decide(spec(**ELASTIC), 4, 0, 0, [f], [f])
-    assert (d.action, d.restarts, d.disruptions) == ("gang_restart", 0, 1)
+    assert (d.action, d.restarts, d.disruptions) == ("replace", 0, 1)
 
 
 @pytest.mark.parametrize(

@@ -72,7 +72,8 @@ def test_a_jobs_own_non_retryable_codes_count_with_its_own_command():
         ({"minNodes": 2}, [1], False),  # 3 of 4 left
         ({"minNodes": 2}, [1, 2], False),  # 2 of 4 left
         ({"minNodes": 2}, [1, 2, 3], True),  # too few left
-        ({"minNodes": 1}, [0], True),  # rank 0 hosts the rendezvous store
+        ({"minNodes": 1}, [0], False),  # rank 0 hosts nothing: the store has a pod of its own
+        ({"minNodes": 3}, [0, 3], True),  # rank 0 counts as any node
     ],
 )
 def test_gang_broken(elastic, failed, broken):

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from pinery.api.fsdpjob import FSDPJobSpec
-from pinery.fsdpjob import JobRef, build_children
+from pinery.fsdpjob import JobRef, build_children, gang
 from pinery.fsdpjob.gang import (
     COSCHEDULING_LABEL,
     VOLCANO_ANNOTATION,
@@ -117,7 +117,8 @@ def test_elastic_min_member_is_min_nodes(gang_spec):
     s = spec(numNodes=4, elastic={"minNodes": 2, "maxNodes": 4}, resources={"requests": {"cpu": "1"}}, gang=gang_spec)
     group = pod_group(JOB, s, 0)
     assert group["spec"]["minMember"] == 2
-    assert group["spec"]["minResources"] == {"cpu": "2", "memory": "32Mi"}  # rank 1's wait container asks 32Mi
+    # Every elastic node, rank 0 included, waits for the rendezvous store: 32Mi each.
+    assert group["spec"]["minResources"] == {"cpu": "2", "memory": "64Mi"}
 
 
 # --- minResources arithmetic -----------------------------------------------------------------
@@ -219,9 +220,16 @@ def permit(group: dict, assigned: int) -> str:
 
 
 def gang_of(s: FSDPJobSpec) -> tuple[dict, list[dict]]:
+    """The group and its members; an elastic job's rendezvous store is no member (no group
+    label or annotation, the default scheduler)."""
     children = build_children(JOB, s, SETTINGS)
     (group,) = [c for c in children if c["kind"] == "PodGroup"]
-    return group, [c for c in children if c["kind"] == "Pod"]
+    pods = [c for c in children if c["kind"] == "Pod"]
+    for store in (p for p in pods if p["metadata"]["name"] == "train-rendezvous"):
+        assert gang.COSCHEDULING_LABEL not in store["metadata"]["labels"]
+        assert gang.VOLCANO_ANNOTATION not in store["metadata"].get("annotations", {})
+        assert "schedulerName" not in store["spec"]
+    return group, [p for p in pods if p["metadata"]["name"] != "train-rendezvous"]
 
 
 PLENTY = {"cpu": Decimal(1000), "memory": Decimal(2**50), "nvidia.com/gpu": Decimal(64), "pods": Decimal(110)}

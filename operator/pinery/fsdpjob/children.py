@@ -1,4 +1,5 @@
-"""Pure builders of an FSDPJob's children: the headless Service, the trainer ConfigMap, the pods.
+"""Pure builders of an FSDPJob's children: the headless Service, the trainer ConfigMap, the pods,
+and an elastic job's rendezvous store pod (rendezvous.py).
 
 The operator creates exactly these objects and `pinery render` prints them, so what a user
 reviews in Git is what runs.
@@ -8,14 +9,14 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, Optional
 
 import yaml
 
 from pinery.api.base import controller_reference
 from pinery.api.fsdpjob import DEFAULT_TERMINATION_GRACE_SECONDS, RESERVED_VOLUME_PREFIX, SHM_PATH, FSDPJobSpec, PodTemplate
 from pinery.api.immutability import mutable_fields
-from pinery.fsdpjob import gang, node_avoidance
+from pinery.fsdpjob import gang, node_avoidance, rendezvous
 from pinery.fsdpjob.env import container_env
 from pinery.fsdpjob.naming import (
     ANNOTATION_SPEC,
@@ -24,6 +25,10 @@ from pinery.fsdpjob.naming import (
     CONFIG_PATH,
     KIND,
     LABEL_MANAGED_BY,
+    LABEL_ROLE,
+    RENDEZVOUS_CONTAINER,
+    RENDEZVOUS_WAIT_CONTAINER,
+    ROLE_RENDEZVOUS,
     TRAINER_CONTAINER,
     WAIT_CONTAINER,
     WAIT_RESOURCES,
@@ -32,6 +37,8 @@ from pinery.fsdpjob.naming import (
     master_addr,
     pod_labels,
     pod_name,
+    rendezvous_fqdn,
+    rendezvous_pod_name,
     selector_labels,
     service_name,
 )
@@ -143,6 +150,7 @@ def _trainer_container(
     settings: OperatorSettings,
     mounts: list[dict[str, Any]],
     template: PodTemplate,
+    run_id: Optional[str] = None,
 ) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": TRAINER_CONTAINER,
@@ -153,7 +161,7 @@ def _trainer_container(
     container["command"] = list(spec.command) if spec.command is not None else list(DEFAULT_COMMAND)
     if spec.args:
         container["args"] = list(spec.args)
-    container["env"] = container_env(job, spec, rank, attempt, settings)
+    container["env"] = container_env(job, spec, rank, attempt, settings, run_id)
     container["ports"] = [{"name": PORT_NAME, "containerPort": spec.master_port, "protocol": "TCP"}]
     if spec.resources is not None:
         container["resources"] = spec.resources.to_api()
@@ -167,9 +175,14 @@ def _trainer_container(
 
 
 def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) -> dict[str, Any]:
-    target = f"{master_addr(job.name, job.namespace, settings.cluster_domain)}:{spec.master_port}"
+    """Static nodes other than rank 0 wait for rank 0's port, elastic nodes for the store's."""
+    if spec.elastic is None:
+        name, host = WAIT_CONTAINER, master_addr(job.name, job.namespace, settings.cluster_domain)
+    else:
+        name, host = RENDEZVOUS_WAIT_CONTAINER, rendezvous_fqdn(job.name, job.namespace, settings.cluster_domain)
+    target = f"{host}:{spec.master_port}"
     return {
-        "name": WAIT_CONTAINER,
+        "name": name,
         "image": settings.operator_image,
         "command": ["pinery", "wait-for", target, "--timeout", str(spec.startup_timeout_seconds)],
         "resources": WAIT_RESOURCES,
@@ -178,10 +191,10 @@ def _wait_container(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) 
 
 
 def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings: OperatorSettings,
-              placement: Placement = NO_PLACEMENT) -> dict[str, Any]:
+              placement: Placement = NO_PLACEMENT, run_id: Optional[str] = None) -> dict[str, Any]:
     """The pod of node `rank` in restart attempt `attempt`, with what the scheduling
     integrations add (`placement`: a PodGroup's label, an admission's node labels, the nodes
-    failed-node avoidance keeps it off)."""
+    failed-node avoidance keeps it off); `run_id`: the elastic rendezvous it joins (env.py)."""
     template = spec.pod_template or PodTemplate()
     # pinery's own labels win: the operator finds and counts its pods by them.
     labels = {**(template.labels or {}), **placement.labels, **pod_labels(job.name, rank, attempt)}
@@ -201,9 +214,9 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
             else DEFAULT_TERMINATION_GRACE_SECONDS
         ),
     }
-    if rank > 0:
+    if rank > 0 or spec.elastic is not None:
         pod_spec["initContainers"] = [_wait_container(job, spec, settings)]
-    pod_spec["containers"] = [_trainer_container(job, spec, rank, attempt, settings, mounts, template)]
+    pod_spec["containers"] = [_trainer_container(job, spec, rank, attempt, settings, mounts, template, run_id)]
     if volumes:
         pod_spec["volumes"] = volumes
     if template.service_account_name:
@@ -232,6 +245,54 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
     return copy.deepcopy(pod)  # no dict shared with the spec, the defaults or another pod
 
 
+def build_rendezvous_pod(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings) -> Optional[dict[str, Any]]:
+    """An elastic job's rendezvous store (rendezvous.py): one pod for the job's life, named and
+    addressed under the job's Service like a node, labelled as no node (no node-rank label: the
+    lifecycle, logs and metrics count only nodes). It runs the training image, so store and
+    agents share a torch version, where the training pods may be scheduled and pulled (their
+    node selector, tolerations, pull secrets and priority), but with the default scheduler and
+    outside any PodGroup or avoided node: it is no member of the gang. None for a static job."""
+    if spec.elastic is None:
+        return None
+    template = spec.pod_template or PodTemplate()
+    name = rendezvous_pod_name(job.name)
+    container: dict[str, Any] = {
+        "name": RENDEZVOUS_CONTAINER,
+        "image": spec.image or settings.trainer_image,
+        "command": [*rendezvous.STORE_COMMAND, str(spec.master_port)],
+        "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}],
+        "ports": [{"name": PORT_NAME, "containerPort": spec.master_port, "protocol": "TCP"}],
+        "resources": rendezvous.STORE_RESOURCES,
+        "securityContext": template.container_security_context or DEFAULT_CONTAINER_SECURITY,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    }
+    if spec.image_pull_policy:
+        container["imagePullPolicy"] = spec.image_pull_policy
+    pod_spec: dict[str, Any] = {
+        "hostname": name,
+        "subdomain": service_name(job.name),
+        # A store that crashed restarts in place; its agents then fail their next round and the
+        # gang restarts on the fresh store (rendezvous.store_step replaces one that ended).
+        "restartPolicy": "Always",
+        "enableServiceLinks": False,
+        "automountServiceAccountToken": False,
+        "terminationGracePeriodSeconds": 5,
+        "containers": [container],
+    }
+    optional = {
+        "nodeSelector": dict(template.node_selector or {}),
+        "tolerations": list(template.tolerations or []),
+        "priorityClassName": template.priority_class_name,
+        "runtimeClassName": template.runtime_class_name,
+        "imagePullSecrets": [s.to_api() for s in template.image_pull_secrets] if template.image_pull_secrets else None,
+    }
+    pod_spec.update({k: v for k, v in optional.items() if v})
+    pod_spec["securityContext"] = template.security_context or DEFAULT_POD_SECURITY
+    labels = {LABEL_MANAGED_BY: "pinery", **selector_labels(job.name), LABEL_ROLE: ROLE_RENDEZVOUS}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _metadata(job, name, labels), "spec": pod_spec}
+    return copy.deepcopy(pod)
+
+
 def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, attempt: int = 0,
                    admission: Placement = NO_PLACEMENT) -> list[dict[str, Any]]:
     """Everything the operator creates for a new job, in creation order (a gang's PodGroup
@@ -240,5 +301,7 @@ def build_children(job: JobRef, spec: FSDPJobSpec, settings: OperatorSettings, a
     config_map = build_config_map(job, spec)
     group = gang.pod_group(job, spec, attempt)
     placement = admission + gang.placement(job, spec, attempt)
+    store = build_rendezvous_pod(job, spec, settings)
     pods = [build_pod(job, spec, rank, attempt, settings, placement) for rank in range(spec.num_nodes)]
-    return [build_service(job, spec), *([config_map] if config_map else []), *([group] if group else []), *pods]
+    optional = [obj for obj in (config_map, group, store) if obj]
+    return [build_service(job, spec), *optional, *pods]

@@ -2,8 +2,8 @@
 the job. Pure: the lifecycle applies the decision.
 
 A gang (no `elastic`) restarts all its nodes together on any failure; an elastic job replaces
-only the failed nodes while at least `minNodes` others train on and rank 0 (the rendezvous
-store) is alive. Every restart or replacement spends one of `maxRestarts`; an exit code the
+only the failed nodes, rank 0 among them, while at least `minNodes` others train on (the
+rendezvous store is a pod of its own: rendezvous.py). Every restart or replacement spends one of `maxRestarts`; an exit code the
 job marks non-retryable ends it at once.
 """
 
@@ -88,10 +88,12 @@ def rank0_alone(failures: list[Failure], *, n: int, current: Mapping[int, PodVie
     join it. They never can (their wait is for rank 0's port, and rank 0 is not restarted
     alone), so the job did not run on all nodes. A rank 0 that failed is a failure anyway: its
     message now says who never joined. One that exited 0 becomes a failure `grace` seconds
-    after it finished (a node that reached rank 0 just before may not have said so yet);
-    elastic jobs only when they cannot succeed without those nodes."""
+    after it finished (a node that reached rank 0 just before may not have said so yet).
+    Static jobs only."""
     rank0 = current.get(0)
-    if rank0 is None or not rank0.finished:
+    if rank0 is None or not rank0.finished or elastic is not None:
+        # Elastic nodes wait for the rendezvous store, not for rank 0: its exit leaves nobody
+        # waiting in vain, and the elastic rules judge it.
         return Rank0Check(failures)
     failed = {f.rank for f in failures}
     left_out = [i for i in range(1, n)
@@ -103,10 +105,6 @@ def rank0_alone(failures: list[Failure], *, n: int, current: Mapping[int, PodVie
     if own is not None:
         detail = f"{own.detail}; {never}" if own.detail else never
         return Rank0Check([replace(f, detail=detail) if f is own else f for f in failures])
-    if elastic is not None:
-        others = [p for i, p in current.items() if i not in left_out]
-        if any(p.running for p in others) or sum(1 for p in others if p.succeeded) >= elastic.min_nodes:
-            return Rank0Check(failures)  # still training, or a success: the elastic rules decide
     finished = rank0.finished_at or now
     left = (finished + timedelta(seconds=grace) - now).total_seconds()
     if left > 0:
@@ -140,8 +138,8 @@ def gang_broken(elastic: Optional[ElasticSpec], n: int, failures: list[Failure])
     """Whether these failures take the whole gang down (else the failed nodes are replaced)."""
     if elastic is None:
         return True
-    if any(f.rank == 0 for f in failures):
-        return True  # rank 0 hosts the rendezvous store: the others cannot go on without it
+    # No node hosts the rendezvous (its store has a pod of its own: rendezvous.py), so any node,
+    # rank 0 included, can be lost while minNodes train on.
     return n - len(failures) < elastic.min_nodes
 
 

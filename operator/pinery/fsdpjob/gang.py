@@ -65,11 +65,12 @@ def _container_requests(resources: Optional[Mapping[str, Any]]) -> dict[str, Dec
     return out
 
 
-def _pod_requests(trainer: Mapping[str, Decimal], rank: int) -> dict[str, Decimal]:
+def _pod_requests(trainer: Mapping[str, Decimal], waits: bool) -> dict[str, Decimal]:
     """A pod's effective request as the scheduler counts it (kubernetes
     component-helpers/resource `PodRequests`): per resource, the larger of its containers' sum
-    and its largest init container. Rank 0 has no init container; every other rank has the wait."""
-    if rank == 0:
+    and its largest init container. Static rank 0 has no init container; every other node
+    waits (for rank 0, or for an elastic job's rendezvous store)."""
+    if not waits:
         return dict(trainer)
     wait = _container_requests(WAIT_RESOURCES)
     return {name: max(trainer.get(name, Decimal(0)), wait.get(name, Decimal(0))) for name in {*trainer, *wait}}
@@ -83,7 +84,7 @@ def min_resources(spec: FSDPJobSpec) -> dict[str, str]:
     trainer = _container_requests(spec.resources.to_api() if spec.resources is not None else None)
     total: dict[str, Decimal] = {}
     for rank in range(min_member(spec)):
-        for name, value in _pod_requests(trainer, rank).items():
+        for name, value in _pod_requests(trainer, rank > 0 or spec.elastic is not None).items():
             total[name] = total.get(name, Decimal(0)) + value
     return {name: format_quantity(value) for name, value in sorted(total.items()) if value > 0}
 

@@ -28,12 +28,12 @@ from pydantic import ValidationError
 
 from pinery.api.conditions import ConditionStatus, get_condition, now_rfc3339, parse_time, set_condition
 from pinery.api.fsdpjob import FSDPJobSpec, GangScheduler
-from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, log_tail, node_avoidance, stall_policy, success_policy
+from pinery.fsdpjob import disruption_policy, failure_policy, gang, kueue, log_tail, node_avoidance, rendezvous, stall_policy, success_policy
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
-from pinery.fsdpjob.children import build_config_map, build_pod, build_service
+from pinery.fsdpjob.children import build_config_map, build_pod, build_rendezvous_pod, build_service
 from pinery.fsdpjob.deadlines import active_deadline_left, startup_left, stuck_terminating, ttl_left
 from pinery.fsdpjob.failure_policy import Failure, node_list
-from pinery.fsdpjob.naming import JobRef, pod_group_name, pod_name
+from pinery.fsdpjob.naming import JobRef, pod_group_name, pod_name, rendezvous_pod_name
 from pinery.fsdpjob.nodes import NodeState, known_failure, observed_before
 from pinery.fsdpjob.observe import PodView, view_pod
 from pinery.fsdpjob.placement import NO_PLACEMENT, Placement
@@ -227,6 +227,11 @@ class _Pass:
         self.n = kueue.admitted_nodes(spec, self.admission)
         self.elastic = spec.elastic
         self.owned = [p for p in draft.pods if p.controller_uid == self.ref.uid and p.rank is not None]
+        # An elastic job's rendezvous store (rendezvous.py): the job's pod, but no node.
+        store_name = rendezvous_pod_name(self.ref.name)
+        self.store: Optional[PodView] = next(
+            (p for p in draft.pods if p.controller_uid == self.ref.uid and p.rank is None and p.name == store_name), None)
+        self.store_name_taken = any(p.name == store_name for p in draft.pods)
         self.old_nodes: dict[Any, Mapping[str, Any]] = {
             n.get("index"): n for n in draft.old.get("nodes") or [] if isinstance(n, dict)
         }
@@ -306,7 +311,7 @@ class _Pass:
 
     def run(self) -> Plan:
         d = self.d
-        force, later = stuck_terminating(self.owned, d.now, self.timing.force_delete_after)
+        force, later = stuck_terminating(self.owned + self._store_pods(), d.now, self.timing.force_delete_after)
         for p in force:
             d.deletions[p.uid] = PodDeletion(p.name, p.uid, force=True)
         for left in later:
@@ -327,8 +332,10 @@ class _Pass:
 
     def _finished(self) -> None:
         d = self.d
-        # Surviving pods are stopped; finished ones stay for their logs.
+        # Surviving pods are stopped; finished ones stay for their logs. The store has no more
+        # rendezvous to keep.
         d.stop([p for p in self.owned if not p.finished])
+        d.stop(self._store_pods())
         left = ttl_left(self.spec.ttl_seconds_after_finished, d.completion_time, d.now)
         if left is not None and left <= 0:
             d.delete_job = True
@@ -349,7 +356,7 @@ class _Pass:
             for node in self.nodes.values():
                 node.attempt = attempt
             self._classify()
-        d.stop(self.owned)
+        d.stop(self.owned + self._store_pods())
         self._delete_groups(keep=None)  # with the pods: resuming starts the attempt's group afresh
         remaining = len(self.owned)
         message = f"waiting for {remaining} pods to stop" if remaining else "pods removed; status and restart count are kept"
@@ -545,7 +552,7 @@ class _Pass:
                 node.clear_outcome()
                 node.reason = reason
             self._classify()
-        self.d.stop(self.owned)
+        self.d.stop(self.owned + self._store_pods())
 
     def _template_pod(self) -> dict[str, Any]:
         """Rank 0's pod without any admission: the Workload's template, and what an
@@ -633,6 +640,7 @@ class _Pass:
         if self._queued():
             return  # Kueue has not admitted the job (yet, or again): no pods
         self._ensure_shared_children()
+        self._ensure_store()
         status, reason, message = synced_condition(self.changed)
         d.set("Synced", status, reason, message, event="Warning" if self.changed else None)
         self._observe_nodes()
@@ -670,6 +678,30 @@ class _Pass:
             cm = build_config_map(self.ref, self.spec)
             if cm is not None:
                 self.d.creates.append(cm)
+
+    def _store_pods(self) -> list[PodView]:
+        return [self.store] if self.store is not None else []
+
+    def _ensure_store(self) -> None:
+        """An elastic job's rendezvous store runs while the job does (rendezvous.store_step);
+        one that ended is replaced, and the agents that lost it fail their next round and are
+        judged by the elastic rules."""
+        if self.elastic is None:
+            return
+        d = self.d
+        step = rendezvous.store_step(self.store, self.store_name_taken)
+        if step == "create":
+            store = build_rendezvous_pod(self.ref, self.spec, self.settings)
+            assert store is not None  # elastic
+            d.creates.append(store)
+        elif step == "replace":
+            assert self.store is not None
+            why = f"{self.store.reason}: {self.store.detail}" if self.store.detail else (self.store.reason or self.store.phase)
+            d.emit("Warning", "RendezvousStoreLost", f"the rendezvous store pod {self.store.name} ended ({why}); replacing it")
+            d.stop([self.store])
+            d.after(self.timing.wait_poll)
+        elif step == "wait":
+            d.after(self.timing.wait_poll)
 
     def _refusal(self, obj: dict[str, Any]) -> Optional[str]:
         """The API server's answer when it refused to create `obj` in the previous pass."""
@@ -839,7 +871,7 @@ class _Pass:
         self._settle_running(reason, message)
         d.completion_time = d.completion_time or d.now_s
         d.creates = [o for o in d.creates if o["kind"] not in ("Pod", "PodGroup")]
-        d.stop([p for p in self.owned if not p.finished])
+        d.stop([p for p in self.owned if not p.finished] + self._store_pods())
         for i, p in self.current.items():
             if not p.finished:
                 self.nodes[i].reason = "Stopped"
@@ -879,7 +911,8 @@ class _Pass:
         d.start_time = d.start_time or d.now_s
         placement = placement + self._avoidance_placement(placement)
         for i in create:
-            pod = build_pod(self.ref, self.spec, i, self.nodes[i].attempt, self.settings, self.placement + placement)
+            run_id = rendezvous.joining_run_id(self.ref.uid, self.nodes[i].attempt, self.current.values()) if self.elastic else None
+            pod = build_pod(self.ref, self.spec, i, self.nodes[i].attempt, self.settings, self.placement + placement, run_id)
             d.creates.append(pod)
             refusal = self._refusal(pod)
             self.nodes[i].reason = "FailedCreate" if refusal else "Creating"
@@ -900,7 +933,7 @@ class _Pass:
         d = self.d
         result = success_policy.outcome(self.n, self.elastic, self.current)
         if result.succeeded:
-            d.stop([p for p in self.current.values() if not p.finished])
+            d.stop([p for p in self.current.values() if not p.finished] + self._store_pods())
             d.set("Succeeded", "True", "AllNodesSucceeded", success_policy.success_message(self.n, self.elastic, self.current), event="Normal")
             self._settle_running("Succeeded", "the job finished")
             d.completion_time = d.completion_time or d.now_s

@@ -10,12 +10,19 @@ KIND = "FSDPJob"
 LABEL_JOB = f"{GROUP}/job-name"
 LABEL_RANK = f"{GROUP}/node-rank"
 LABEL_ATTEMPT = f"{GROUP}/attempt"
+# On the pods that are not training nodes (the rendezvous store of an elastic job).
+LABEL_ROLE = f"{GROUP}/role"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 # On the Service: the immutable part of the spec the children are built from (see lifecycle).
 ANNOTATION_SPEC = f"{GROUP}/accepted-spec"
 
 TRAINER_CONTAINER = "trainer"
 WAIT_CONTAINER = "wait-for-rank0"
+# Elastic nodes wait for the job's rendezvous store instead (rendezvous.py), and that pod's
+# one container.
+RENDEZVOUS_WAIT_CONTAINER = "wait-for-rendezvous"
+RENDEZVOUS_CONTAINER = "rendezvous"
+ROLE_RENDEZVOUS = "rendezvous"
 CONFIG_DIR = "/etc/pinery"
 CONFIG_FILE = "trainer.yaml"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_FILE}"
@@ -41,9 +48,23 @@ def pod_group_name(job: str, attempt: int) -> str:
     return f"{job}-{attempt}"
 
 
+def rendezvous_pod_name(job: str) -> str:
+    """The pod of an elastic job's rendezvous store: never `<job>-node-<i>`, so never a node's."""
+    return f"{job}-rendezvous"
+
+
+def _fqdn(hostname: str, job: str, namespace: str, cluster_domain: str) -> str:
+    return f"{hostname}.{service_name(job)}.{namespace}.svc.{cluster_domain}"
+
+
 def pod_fqdn(job: str, rank: int, namespace: str, cluster_domain: str) -> str:
     """A pod's stable DNS name: hostname `<job>-node-<i>` under the headless Service `<job>`."""
-    return f"{pod_name(job, rank)}.{service_name(job)}.{namespace}.svc.{cluster_domain}"
+    return _fqdn(pod_name(job, rank), job, namespace, cluster_domain)
+
+
+def rendezvous_fqdn(job: str, namespace: str, cluster_domain: str) -> str:
+    """The rendezvous store's stable DNS name, under the same headless Service."""
+    return _fqdn(rendezvous_pod_name(job), job, namespace, cluster_domain)
 
 
 def master_addr(job: str, namespace: str, cluster_domain: str) -> str:

@@ -8,13 +8,29 @@ from datetime import datetime
 from typing import Any, Optional
 
 from pinery.api.conditions import parse_time
-from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_RANK, TRAINER_CONTAINER, WAIT_CONTAINER
+from pinery.fsdpjob.naming import LABEL_ATTEMPT, LABEL_RANK, RENDEZVOUS_WAIT_CONTAINER, TRAINER_CONTAINER, WAIT_CONTAINER
 
 # torchrun's failure summary ends the log; the kubelet keeps that tail as the termination
 # message (FallbackToLogsOnError). Its root cause names the worker's own exit code.
 _ROOT_CAUSE = re.compile(r"Root Cause \(first observed failure\):(?P<body>.*)", re.S)
 _EXITCODE = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)", re.M)
 _RANK = re.compile(r"^\s*rank\s*:\s*(\d+)", re.M)
+
+
+@dataclass(frozen=True)
+class _Wait:
+    """What a node's init container waits for, in its reasons and messages."""
+
+    waiting: str  # the node's reason while it waits
+    unreachable: str  # its reason when the wait gave up
+    target: str
+
+
+# Static nodes other than rank 0 wait for rank 0; elastic nodes for the job's rendezvous store.
+_WAITS = {
+    WAIT_CONTAINER: _Wait("WaitingForRank0", "Rank0Unreachable", "rank 0"),
+    RENDEZVOUS_WAIT_CONTAINER: _Wait("WaitingForRendezvous", "RendezvousUnreachable", "the rendezvous store"),
+}
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,8 @@ class PodView:
     # The training container's termination message: the end of its log after a failure
     # (FallbackToLogsOnError), unless it wrote one itself.
     message: str = ""
+    # An elastic node's rendezvous run (PET_RDZV_ID, rendezvous.py); None for static nodes.
+    rendezvous_id: Optional[str] = None
 
     @property
     def failed(self) -> bool:
@@ -123,9 +141,22 @@ def _controller_uid(meta: dict[str, Any]) -> Optional[str]:
     return None
 
 
-def _has_wait(pod: dict[str, Any]) -> bool:
-    """Pods of nodes other than rank 0 wait for rank 0 in an init container (children.py)."""
-    return any(c.get("name") == WAIT_CONTAINER for c in (pod.get("spec") or {}).get("initContainers") or [])
+def _wait_of(pod: dict[str, Any]) -> Optional[str]:
+    """The init container a node waits in (children.py): rank 0's static peers wait for it,
+    elastic nodes for the rendezvous store; None for static rank 0."""
+    for c in (pod.get("spec") or {}).get("initContainers") or []:
+        if c.get("name") in _WAITS:
+            return str(c["name"])
+    return None
+
+
+def _rendezvous_id(pod: dict[str, Any]) -> Optional[str]:
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        if c.get("name") == TRAINER_CONTAINER:
+            for var in c.get("env") or []:
+                if var.get("name") == "PET_RDZV_ID" and var.get("value"):
+                    return str(var["value"])
+    return None
 
 
 def view_pod(pod: dict[str, Any]) -> PodView:
@@ -134,7 +165,9 @@ def view_pod(pod: dict[str, Any]) -> PodView:
     labels = meta.get("labels") or {}
     phase = status.get("phase") or "Pending"
     trainer = _container_status(status.get("containerStatuses"), TRAINER_CONTAINER)
-    waiter = _container_status(status.get("initContainerStatuses"), WAIT_CONTAINER)
+    wait_name = _wait_of(pod)
+    wait = _WAITS[wait_name or WAIT_CONTAINER]
+    waiter = _container_status(status.get("initContainerStatuses"), wait_name or WAIT_CONTAINER)
     state = trainer.get("state") or {}
     terminated = state.get("terminated") or (trainer.get("lastState") or {}).get("terminated") or {}
     container_code = terminated.get("exitCode")
@@ -164,8 +197,8 @@ def view_pod(pod: dict[str, Any]) -> PodView:
     elif phase == "Unknown":
         reason, detail = "NodeLost", "the pod's node stopped reporting"
     elif phase == "Failed" and waiter_done.get("exitCode") not in (None, 0) and not terminated:
-        reason = "Rank0Unreachable"
-        detail = f"{WAIT_CONTAINER} exited with {waiter_done.get('exitCode')}: rank 0 did not accept connections in time"
+        reason = wait.unreachable
+        detail = f"{wait_name} exited with {waiter_done.get('exitCode')}: {wait.target} did not accept connections in time"
     elif phase in ("Failed", "Succeeded"):
         reason = terminated.get("reason") or ("Completed" if phase == "Succeeded" else "Error")
     elif meta.get("deletionTimestamp"):
@@ -182,7 +215,7 @@ def view_pod(pod: dict[str, Any]) -> PodView:
             reason = waiter_waiting["reason"]
             detail = waiter_waiting.get("message") or ""
         elif "running" in (waiter.get("state") or {}):
-            reason = "WaitingForRank0"
+            reason = wait.waiting
         elif trainer_waiting.get("reason"):
             reason = trainer_waiting["reason"]
             detail = trainer_waiting.get("message") or ""
@@ -198,7 +231,7 @@ def view_pod(pod: dict[str, Any]) -> PodView:
         deletion_timestamp=parse_time(meta.get("deletionTimestamp")),
         created_at=parse_time(meta.get("creationTimestamp")),
         started=started,
-        joined=started or not _has_wait(pod) or waiter_done.get("exitCode") == 0,
+        joined=started or wait_name is None or waiter_done.get("exitCode") == 0,
         exit_code=exit_code,
         container_exit_code=container_code,
         reason=reason,
@@ -208,4 +241,5 @@ def view_pod(pod: dict[str, Any]) -> PodView:
         disrupted_at=parse_time(disruption.get("lastTransitionTime")) if disrupted else None,
         node_name=(pod.get("spec") or {}).get("nodeName") or None,
         message=terminated.get("message") or "",
+        rendezvous_id=_rendezvous_id(pod),
     )

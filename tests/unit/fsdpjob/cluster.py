@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 from pinery.api.conditions import now_rfc3339
 from pinery.fsdpjob import plan as make_plan
-from pinery.fsdpjob.naming import config_map_name, pod_name
+from pinery.fsdpjob.naming import config_map_name, pod_name, rendezvous_pod_name
 from pinery.settings import OperatorSettings
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
@@ -168,15 +168,19 @@ class Cluster:
     def fail(self, rank: int, code: int = 1, reason: str = "Error", message: str | None = None) -> None:
         self.set_pod_status(rank, exited(code, self.now, reason, message))
 
+    def node_pods(self) -> list[dict]:
+        """The training nodes' pods (an elastic job's rendezvous store is none)."""
+        return [o for (k, _), o in sorted(self.objects.items()) if k == "Pod" and "pinery.dev/node-rank" in o["metadata"]["labels"]]
+
+    def store(self) -> dict | None:
+        """An elastic job's rendezvous store pod, when it exists."""
+        return self.objects.get(("Pod", rendezvous_pod_name(self.name)))
+
     def _ranks(self) -> list[int]:
-        return sorted(int(o["metadata"]["labels"]["pinery.dev/node-rank"]) for (k, _), o in self.objects.items() if k == "Pod")
+        return sorted(int(o["metadata"]["labels"]["pinery.dev/node-rank"]) for o in self.node_pods())
 
     def attempts(self) -> dict[int, int]:
-        return {
-            int(o["metadata"]["labels"]["pinery.dev/node-rank"]): int(o["metadata"]["labels"]["pinery.dev/attempt"])
-            for (k, _), o in self.objects.items()
-            if k == "Pod"
-        }
+        return {int(o["metadata"]["labels"]["pinery.dev/node-rank"]): int(o["metadata"]["labels"]["pinery.dev/attempt"]) for o in self.node_pods()}
 
     def condition(self, type_: str) -> dict:
         return next((c for c in self.status.get("conditions", []) if c["type"] == type_), {})

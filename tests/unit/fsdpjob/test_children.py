@@ -76,22 +76,100 @@ def test_static_rendezvous_env_for_every_shape(nodes, nproc, resources, expected
         assert differing <= {"NODE_RANK", "PET_NODE_RANK", "RANK"}
 
 
-def test_elastic_uses_c10d_with_the_job_uid_and_safe_store_settings():
-    s = spec(numNodes=3, nprocPerNode=2, elastic={"minNodes": 2, "maxNodes": 5, "maxRestarts": 7}, startupTimeoutSeconds=900)
-    pod = [o for o in children(s) if o["kind"] == "Pod"][1]
+STORE = "train-rendezvous.train.ml.svc.cluster.local"
+ELASTIC = {"minNodes": 2, "maxNodes": 5, "maxRestarts": 7}
+
+
+def test_elastic_uses_c10d_on_the_store_pod_with_a_run_per_gang_and_safe_store_settings():
+    s = spec(numNodes=3, nprocPerNode=2, elastic=ELASTIC, startupTimeoutSeconds=900)
+    pod = [o for o in children(s) if o["kind"] == "Pod" and o["metadata"]["name"] == "train-node-1"][0]
     env = env_of(pod)
     assert env["PET_NNODES"] == "2:5" and env["PET_RDZV_BACKEND"] == "c10d"
-    assert env["PET_RDZV_ENDPOINT"] == f"{ADDR}:29500" and env["PET_RDZV_ID"] == "uid-7"
+    # The store pod, never a training node, and a run of this gang's own (attempt 0).
+    assert env["PET_RDZV_ENDPOINT"] == f"{STORE}:29500" and env["PET_RDZV_ID"] == "uid-7-0"
     assert env["PET_MAX_RESTARTS"] == "7" and env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"] == "1"
-    assert env["PET_RDZV_CONF"] == "join_timeout=900,read_timeout=900"
-    assert env["NNODES"] == "3" and env["WORLD_SIZE"] == "6" and env["NODE_RANK"] == "1"
-    assert not {"PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT", "RANK"} & env.keys()
+    assert env["PET_RDZV_CONF"] == "join_timeout=900,read_timeout=900,is_host=false"
+    assert env["NPROC_PER_NODE"] == env["PET_NPROC_PER_NODE"] == "2"
+
+
+# Issue 19 item 4: what membership changes make false is not set at all; what was configured
+# is there under names that say so.
+STALE = {"WORLD_SIZE", "NNODES", "NODE_RANK", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+         "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
+
+
+@pytest.mark.parametrize("nodes, nproc, elastic, configured", [
+    (3, 2, ELASTIC, {"PINERY_NUM_NODES": "3", "PINERY_MIN_NODES": "2", "PINERY_MAX_NODES": "5"}),
+    (4, 1, {"minNodes": 1}, {"PINERY_NUM_NODES": "4", "PINERY_MIN_NODES": "1", "PINERY_MAX_NODES": "4"}),
+    (2, "auto", {"minNodes": 2}, {"PINERY_NUM_NODES": "2", "PINERY_MIN_NODES": "2", "PINERY_MAX_NODES": "2"}),
+], ids=["max-nodes", "max-defaults-to-num", "fixed-size"])
+def test_elastic_pods_get_no_value_that_membership_makes_false(nodes, nproc, elastic, configured):
+    pods = [o for o in children(spec(numNodes=nodes, nprocPerNode=nproc, elastic=elastic)) if o["metadata"].get("labels", {}).get("pinery.dev/node-rank")]
+    assert len(pods) == nodes
+    for index, pod in enumerate(pods):
+        env = env_of(pod)
+        assert not STALE & env.keys(), STALE & env.keys()
+        assert {k: env[k] for k in configured} == configured
+        assert env["PINERY_POD_INDEX"] == str(index)
+        # Identical in meaning on every node: only the index differs.
+        assert {k for k, v in env.items() if v != env_of(pods[0])[k]} <= {"PINERY_POD_INDEX"}
 
 
 def test_elastic_read_timeout_has_a_floor():
     env = env_of(build_pod(JOB, spec(numNodes=1, nprocPerNode=1, elastic={"minNodes": 1}, startupTimeoutSeconds=30), 0, 0, SETTINGS))
-    assert env["PET_RDZV_CONF"] == "join_timeout=600,read_timeout=300" and env["PET_NNODES"] == "1:1"
+    assert env["PET_RDZV_CONF"] == "join_timeout=600,read_timeout=300,is_host=false" and env["PET_NNODES"] == "1:1"
     assert "RANK" not in env  # the rendezvous assigns ranks in elastic mode
+
+
+def test_a_node_joins_the_run_it_is_given_else_its_own_gangs():
+    s = spec(numNodes=3, elastic={"minNodes": 2})
+    assert env_of(build_pod(JOB, s, 2, 5, SETTINGS))["PET_RDZV_ID"] == "uid-7-5"
+    joining = build_pod(JOB, s, 2, 5, SETTINGS, run_id="uid-7-3")
+    assert env_of(joining)["PET_RDZV_ID"] == "uid-7-3" and env_of(joining)["PINERY_ATTEMPT"] == "5"
+
+
+def test_every_elastic_node_rank_0_included_waits_for_the_store_not_for_rank_0():
+    s = spec(numNodes=3, elastic={"minNodes": 2}, startupTimeoutSeconds=240, masterPort=1234)
+    for rank in range(3):
+        (init,) = build_pod(JOB, s, rank, 0, SETTINGS)["spec"]["initContainers"]
+        assert init["name"] == "wait-for-rendezvous" and init["image"] == "op:test"
+        assert init["command"] == ["pinery", "wait-for", f"{STORE}:1234", "--timeout", "240"]
+
+
+def test_the_store_pod_of_an_elastic_job():
+    template = {"nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "gpu", "operator": "Exists"}],
+                "imagePullSecrets": [{"name": "regcred"}], "schedulerName": "volcano", "priorityClassName": "high",
+                "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"pinery.dev/job-name": "train"}}}]}}}
+    s = spec(numNodes=2, elastic={"minNodes": 1}, masterPort=23456, image="me/train:1", command=["torchrun", "t.py"], podTemplate=template)
+    objs = children(s)
+    kinds = [(o["kind"], o["metadata"]["name"]) for o in objs]
+    # Created before the nodes, which wait for it.
+    assert kinds == [("Service", "train"), ("Pod", "train-rendezvous"), ("Pod", "train-node-0"), ("Pod", "train-node-1")]
+    store = objs[1]
+    labels = store["metadata"]["labels"]
+    assert labels == {"app.kubernetes.io/managed-by": "pinery", "pinery.dev/job-name": "train", "pinery.dev/role": "rendezvous"}
+    assert "pinery.dev/node-rank" not in labels and store["metadata"]["ownerReferences"][0]["uid"] == "uid-7"
+    pod = store["spec"]
+    # Addressed like a node, under the job's Service (which selects it by the job-name label).
+    assert (pod["hostname"], pod["subdomain"]) == ("train-rendezvous", "train")
+    assert pod["restartPolicy"] == "Always" and pod["automountServiceAccountToken"] is False
+    (c,) = pod["containers"]
+    assert c["image"] == "me/train:1" and c["command"][:2] == ["python3", "-c"] and c["command"][-1] == "23456"
+    assert c["ports"] == [{"name": "rendezvous", "containerPort": 23456, "protocol": "TCP"}]
+    # Where the training image can be pulled and the nodes may run, but outside the gang.
+    assert pod["nodeSelector"] == {"pool": "gpu"} and pod["tolerations"] == template["tolerations"]
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}] and pod["priorityClassName"] == "high"
+    assert "schedulerName" not in pod and "affinity" not in pod
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    # A static job has none.
+    assert [o["metadata"]["name"] for o in children(spec()) if o["kind"] == "Pod"] == ["train-node-0", "train-node-1"]
+
+
+def test_the_store_runs_the_trainer_image_for_the_built_in_trainer():
+    objs = children(spec(numNodes=2, elastic={"minNodes": 1}))
+    store = next(o for o in objs if o["metadata"]["name"] == "train-rendezvous")
+    assert store["spec"]["containers"][0]["image"] == SETTINGS.trainer_image
 
 
 def test_headless_service_publishes_not_ready_addresses():

@@ -12,6 +12,7 @@ from pinery.fsdpjob.naming import ANNOTATION_SPEC
 from tests.unit.fsdpjob.cluster import (
     SETTINGS,
     T0,
+    UID,
     Cluster,
     Crash,
     exited,
@@ -554,10 +555,21 @@ def test_elastic_rank0_exiting_0_alone_is_a_success_when_enough_nodes_succeeded(
     c.tick(GRACE)
     c.reconcile()
     assert c.status["phase"] == "Succeeded" and c.status["restarts"] == 0
+
+
+def test_elastic_nodes_wait_for_the_store_so_rank0_exiting_first_fails_no_one_early():
+    """Elastic nodes wait for the rendezvous store, not for rank 0: rank 0's exit is no failure of
+    its own (ExitedBeforeNodesJoined is static only). Nodes that then find the rendezvous closed
+    fail, and the elastic rules judge them."""
     c = rank0_exits_first({"numNodes": 3, "elastic": {"minNodes": 2}, "maxRestarts": 1})
     c.tick(GRACE)
     c.reconcile()
-    assert c.status["restarts"] == 1 and "nodes 1-2 never joined" in c.condition("Restarting")["message"]
+    assert c.status["restarts"] == 0 and c.condition("Failed") == {} and c.condition("Restarting") == {}
+    assert c.status["nodes"][0]["phase"] == "Succeeded"
+    c.fail(1)
+    c.fail(2)
+    c.reconcile()
+    assert c.status["restarts"] == 1 and c.condition("Restarting")["status"] == "True"
 
 
 # --- deadlines and TTL -------------------------------------------------------------------
@@ -731,11 +743,21 @@ def test_elastic_replaces_a_failed_node_and_keeps_the_others():
     assert c.status["nodes"][2]["phase"] == "Running" and c.status["phase"] == "Running"
 
 
-def test_elastic_loss_of_rank0_or_of_too_many_nodes_restarts_the_gang():
+def test_elastic_loss_of_rank0_replaces_it_and_loss_of_too_many_nodes_restarts_the_gang():
     c = started(ELASTIC)
+    others = {i: c.pod(i)["metadata"]["uid"] for i in (1, 2, 3)}
     c.fail(0, 1)
-    c.reconcile()
-    assert c.condition("Restarting")["status"] == "True" and [n["attempt"] for n in c.status["nodes"]] == [1, 1, 1, 1]
+    p = c.reconcile()
+    # Rank 0 hosts nothing (the store has a pod of its own): it is replaced like any node.
+    assert c.condition("Restarting") == {} and [n["attempt"] for n in c.status["nodes"]] == [1, 0, 0, 0]
+    assert [d.name for d in p.delete_pods] == ["train-node-0"] and "NodeReplaced" in reasons(p.events)
+    c.finish_deletions()
+    p = c.reconcile()
+    (new,) = [o for o in p.create if o["kind"] == "Pod"]
+    env = {e["name"]: e["value"] for e in new["spec"]["containers"][0]["env"]}
+    # It joins the run its peers are in, not one of its own attempt.
+    assert new["metadata"]["name"] == "train-node-0" and env["PINERY_ATTEMPT"] == "1" and env["PET_RDZV_ID"] == f"{UID}-0"
+    assert {i: c.pod(i)["metadata"]["uid"] for i in (1, 2, 3)} == others
     c = started(ELASTIC)
     c.fail(1)
     c.fail(2)

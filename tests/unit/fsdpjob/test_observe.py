@@ -102,3 +102,29 @@ WAITS = {"initContainers": [{"name": "wait-for-rank0"}], "containers": [{"name":
 )
 def test_joined_means_past_the_wait_for_rank0(spec, status, joined):
     assert view_pod({**pod(status), "spec": spec}).joined is joined
+
+
+RDZV_WAITS = {"initContainers": [{"name": "wait-for-rendezvous"}],
+              "containers": [{"name": "trainer", "env": [{"name": "PET_RDZV_ID", "value": "uid-3"}]}]}
+
+
+@pytest.mark.parametrize(
+    "status, reason, joined",
+    [
+        ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rendezvous", "state": {"running": {}}}],
+          "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "PodInitializing"}}}]}, "WaitingForRendezvous", False),
+        ({"phase": "Failed", "initContainerStatuses": [{"name": "wait-for-rendezvous", "state": {"terminated": {"exitCode": 1}}}]},
+         "RendezvousUnreachable", False),
+        ({"phase": "Pending", "initContainerStatuses": [{"name": "wait-for-rendezvous", "state": {"terminated": {"exitCode": 0}}}],
+          "containerStatuses": [{"name": "trainer", "state": {"waiting": {"reason": "PodInitializing"}}}]}, "PodInitializing", True),
+    ],
+)
+def test_an_elastic_node_waits_for_the_rendezvous_store(status, reason, joined):
+    view = view_pod({**pod(status), "spec": RDZV_WAITS})
+    assert (view.reason, view.joined, view.rendezvous_id) == (reason, joined, "uid-3")
+    if reason == "RendezvousUnreachable":
+        assert view.detail == "wait-for-rendezvous exited with 1: the rendezvous store did not accept connections in time"
+
+
+def test_a_static_node_has_no_rendezvous_run():
+    assert view_pod({**pod({}), "spec": WAITS}).rendezvous_id is None

@@ -1,0 +1,73 @@
+"""The rendezvous of an elastic job: a store in a pod of its own, and which run the nodes join.
+
+Why a pod of its own. torchrun's c10d backend keeps the rendezvous in a TCPStore that one agent
+hosts: `_create_tcp_store` (torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py)
+hosts it where `is_host` says so or, unset, where the endpoint's host is the agent's own; every
+other agent is a client. Hosted by rank 0's pod, the store dies with it, and every other agent
+then exits with RendezvousConnectionError: the whole gang restarts (measured, torch 2.13). In a
+pod that runs no agent, with `is_host=false` on every node, the store outlives any node: the
+survivors re-rendezvous and a replacement joins them (docs/fsdpjob.md, "Elastic jobs").
+
+Which run. `launch_agent` (torch/distributed/launcher/api.py) closes the rendezvous of its run
+id for good when an agent ends other than by a signal (its workers succeeded, or failed past
+`elastic.maxRestarts`), and the store lives as long as the job. So each gang (a new attempt of
+all nodes: the first, a gang restart, a resume, a Kueue readmission) starts a run id of its own,
+`<job uid>-<attempt>`, and a replacement node joins the run its peers are in, read from their
+pods (`PodView.rendezvous_id`). A job whose pods an older pinery made keeps their run id.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Literal, Optional
+
+from pinery.fsdpjob.observe import PodView
+
+# The store's program: a TCPStore server and nothing else, in the training image, so that server
+# and clients are one torch version (a newer client's requests can be unknown to an older
+# server). Python ignores SIGTERM's default action as PID 1, hence the handler: the pod stops at
+# once when deleted. `wait_for_workers=False`: agents come and go, none is awaited.
+STORE_PROGRAM = (
+    "import signal, sys\n"
+    "from torch.distributed import TCPStore\n"
+    "port = int(sys.argv[1])\n"
+    "store = TCPStore('localhost', port, is_master=True, wait_for_workers=False)\n"
+    "for sig in (signal.SIGTERM, signal.SIGINT):\n"
+    "    signal.signal(sig, lambda *_: sys.exit(0))\n"
+    "print(f'pinery: rendezvous store listening on port {port}', flush=True)\n"
+    "while True:\n"
+    "    signal.pause()\n"
+)
+# `python3`, not `python`: Debian's and Ubuntu's Python images have only the first for sure.
+STORE_COMMAND = ("python3", "-c", STORE_PROGRAM)
+# The store holds a few keys per node; the most of it is torch's import.
+STORE_RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}}
+
+StoreStep = Literal["create", "keep", "wait", "replace"]
+
+
+def run_id(job_uid: str, attempt: int) -> str:
+    """The rendezvous of the gang that started in `attempt`."""
+    return f"{job_uid}-{attempt}"
+
+
+def joining_run_id(job_uid: str, attempt: int, peers: Iterable[PodView]) -> str:
+    """The run a node created now joins: its live peers' (the running ones first, then any
+    not finished), else a new gang's own."""
+    live = [p for p in peers if not p.finished and not p.terminating and p.rendezvous_id]
+    for p in sorted(live, key=lambda p: (not p.running, p.rank if p.rank is not None else -1)):
+        assert p.rendezvous_id is not None
+        return p.rendezvous_id
+    return run_id(job_uid, attempt)
+
+
+def store_step(store: Optional[PodView], name_taken: bool) -> StoreStep:
+    """What the job does with its store pod this pass: create it when missing; wait while one
+    of that name is going away (its own, or someone else's); replace one that ended (deleted
+    now, created once it is gone); keep one that runs or is starting."""
+    if store is None:
+        return "wait" if name_taken else "create"
+    if store.terminating:
+        return "wait"
+    if store.finished:
+        return "replace"
+    return "keep"
