@@ -383,6 +383,58 @@ def test_an_elastic_job_whose_membership_shrinks_sees_no_stale_world_size(local_
     assert "NodeNotReplaced" in reasons and "GangRestart" not in reasons and "AllNodesSucceeded" in reasons
 
 
+# Trains for minutes on its first attempt (long enough for the test to act on it), briefly on
+# later ones.
+LONG_FIRST = textwrap.dedent("""
+    import json, os, time
+    from datetime import timedelta
+    from pathlib import Path
+
+    import torch
+    import torch.distributed as dist
+
+    attempt = int(Path(os.environ["ATTEMPT_FILE"]).read_text())
+    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    for round in range(600 if attempt == 0 else 3):
+        total = torch.ones(1)
+        dist.all_reduce(total)
+        time.sleep(0.5)
+    print(json.dumps({"node": int(os.environ["PINERY_POD_INDEX"]), "attempt": attempt, "world": dist.get_world_size()}), flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    os._exit(0)
+""")
+
+
+def test_a_drain_of_the_rendezvous_store_restarts_the_gang_as_a_disruption(local_mode):
+    """Every agent loses its rendezvous with the store; pinery restarts the gang on a new store at
+    once, a disruption since Kubernetes evicted the store, so maxRestarts 0 is enough."""
+    kubectl = local_mode.kubectl
+    config_map, job = elastic_job("storeless", lost=-1, final=3, max_restarts=0)
+    config_map["data"]["train.py"] = LONG_FIRST
+    kubectl.apply(config_map, job)
+    kubectl.wait_for("fsdpjob/storeless", "Running", timeout=90)
+    old = kubectl.get("pod/storeless-rendezvous")["metadata"]["uid"]
+    try:
+        drained = kubectl("drain", "pinery-local", "--pod-selector=pinery.dev/job-name=storeless,pinery.dev/role=rendezvous",
+                          "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s", timeout=90)
+        assert "pod/storeless-rendezvous evicted" in drained.stdout
+    finally:
+        kubectl("uncordon", "pinery-local")  # the runner ignores a cordon; the other tests share the node
+    kubectl.wait_for("fsdpjob/storeless", "Succeeded", timeout=180)
+    status = kubectl.get("fsdpjob/storeless")["status"]
+    assert (status["restarts"], status["disruptions"]) == (0, 1)
+    assert [n["attempt"] for n in status["nodes"]] == [1, 1, 1]
+    for node in range(3):
+        (result,) = worker_lines(kubectl, f"storeless-node-{node}", "node")
+        assert (result["attempt"], result["world"]) == (1, 3)
+    reasons = events(local_mode, "storeless")
+    assert "RendezvousStoreLost" in reasons and "NodeFailed" not in reasons and "AllNodesSucceeded" in reasons
+    # The store the new gang used was a new pod (since stopped with the job).
+    store = kubectl("get", "pod/storeless-rendezvous", "-o", "jsonpath={.metadata.uid}", check=False).stdout
+    assert store != old
+
+
 # Reports a step every ~0.2 s and saves it (rank 0) in the checkpoint volume; on the attempt
 # that found no checkpoint, every rank hangs after step 3, as a deadlocked job does: nothing
 # exits, only the progress stops. The next attempt resumes from step 3 and finishes.

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from pinery.api.fsdpjob import FSDPJobSpec
 from pinery.fsdpjob.observe import view_pod
-from pinery.fsdpjob.rendezvous import joining_run_id, run_id, store_step
+from pinery.fsdpjob.rendezvous import STORE_LOST, joining_run_id, run_id, store_lost, store_step
 
 
 def store(phase: str = "Running", terminating: bool = False) -> dict:
@@ -60,3 +61,25 @@ def test_joining_run_id(peers, attempt, expected):
 
 def test_run_ids_are_per_gang():
     assert run_id("uid", 0) != run_id("uid", 1) and run_id("uid", 1) == "uid-1"
+
+
+def ended_store(status: dict) -> dict:
+    return {"metadata": {"name": "j-rendezvous", "uid": "s", "labels": {"pinery.dev/role": "rendezvous"}}, "status": status}
+
+
+DISRUPTED = {"phase": "Failed", "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}
+
+
+@pytest.mark.parametrize("status, restarts, disruptions, action, after", [
+    ({"phase": "Failed", "reason": "Evicted", "message": "low on memory"}, 0, 0, "gang_restart", (1, 0)),  # no DisruptionTarget: a failure
+    (DISRUPTED, 0, 0, "gang_restart", (0, 1)),
+    ({"phase": "Unknown"}, 2, 3, "gang_restart", (2, 4)),  # its node lost: a disruption
+    (DISRUPTED, 0, 10, "gang_restart", (1, 10)),  # past maxDisruptions (10): spends a restart
+    ({"phase": "Failed"}, 3, 0, "fail", (3, 0)),  # no restarts left (maxRestarts 3)
+], ids=["evicted-by-kubelet-without-condition", "preempted", "node-lost", "disruption-cap", "no-restarts-left"])
+def test_store_lost(status, restarts, disruptions, action, after):
+    spec = FSDPJobSpec.model_validate({"numNodes": 3, "elastic": {"minNodes": 2}, "maxRestarts": 3})
+    d = store_lost(spec, 3, restarts, disruptions, view_pod(ended_store(status)))
+    assert (d.action, (d.restarts, d.disruptions)) == (action, after)
+    assert d.message.startswith("the rendezvous store pod j-rendezvous ended (")
+    assert d.reason == (STORE_LOST if action == "gang_restart" else "RestartLimitExceeded")

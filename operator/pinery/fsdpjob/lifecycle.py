@@ -232,6 +232,9 @@ class _Pass:
         self.store: Optional[PodView] = next(
             (p for p in draft.pods if p.controller_uid == self.ref.uid and p.rank is None and p.name == store_name), None)
         self.store_name_taken = any(p.name == store_name for p in draft.pods)
+        # The store ended, or Kubernetes is taking it away (a drain, a preemption): the gang it
+        # served restarts (rendezvous.store_lost).
+        self.store_lost = self.store is not None and (self.store.finished or self.store.disrupted)
         self.old_nodes: dict[Any, Mapping[str, Any]] = {
             n.get("index"): n for n in draft.old.get("nodes") or [] if isinstance(n, dict)
         }
@@ -649,7 +652,12 @@ class _Pass:
             return
         d.stop(self.stale)
         failures, new = self._failures()
-        decision = disruption_policy.decide(self.spec, self.n, self.restarts, self.disruptions, failures, new)
+        if self.store_lost and self._gang_live():
+            # Every agent loses its rendezvous with the store: their failures, now or later,
+            # are this restart's, not failures of their own (rendezvous.store_lost).
+            decision = rendezvous.store_lost(self.spec, self.n, self.restarts, self.disruptions, self.store)
+        else:
+            decision = disruption_policy.decide(self.spec, self.n, self.restarts, self.disruptions, failures, new)
         tails = {f.rank: self._log_tail(f) for f in decision.reported}
         for f in decision.reported:
             d.emit("Warning", "NodeDisrupted" if disruption_policy.is_disruption(f) else "NodeFailed", _quoting(f.describe(), tails[f.rank]))
@@ -696,12 +704,22 @@ class _Pass:
             d.creates.append(store)
         elif step == "replace":
             assert self.store is not None
-            why = f"{self.store.reason}: {self.store.detail}" if self.store.detail else (self.store.reason or self.store.phase)
-            d.emit("Warning", "RendezvousStoreLost", f"the rendezvous store pod {self.store.name} ended ({why}); replacing it")
+            if not self._gang_live():  # else the gang's restart tells of it
+                d.emit("Warning", rendezvous.STORE_LOST, f"{rendezvous.describe_end(self.store)}; replacing it")
             d.stop([self.store])
             d.after(self.timing.wait_poll)
         elif step == "wait":
             d.after(self.timing.wait_poll)
+
+    def _gang_live(self) -> bool:
+        """Some node of the current attempt, made before the store ended, is past its wait for
+        the store and has not ended: a gang that store served. Nodes still waiting just wait for
+        the next store; pods made after the end (a restart already decided) are never counted
+        against it, so a replayed pass restarts nothing twice."""
+        assert self.store is not None
+        ended = self.store.disrupted_at or self.store.finished_at
+        return any(p.joined and not p.finished and not p.terminating
+                   and (ended is None or p.created_at is None or p.created_at <= ended) for p in self.current.values())
 
     def _refusal(self, obj: dict[str, Any]) -> Optional[str]:
         """The API server's answer when it refused to create `obj` in the previous pass."""

@@ -18,8 +18,13 @@ pods (`PodView.rendezvous_id`). A job whose pods an older pinery made keeps thei
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Literal, Optional
 
+from pinery.api.fsdpjob import FSDPJobSpec
+from pinery.fsdpjob import failure_policy
+from pinery.fsdpjob.disruption_policy import NODE_LOST
+from pinery.fsdpjob.failure_policy import FailureDecision
 from pinery.fsdpjob.observe import PodView
 
 # The store's program: a TCPStore server and nothing else, in the training image, so that server
@@ -43,6 +48,8 @@ STORE_COMMAND = ("python3", "-c", STORE_PROGRAM)
 STORE_RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}}
 
 StoreStep = Literal["create", "keep", "wait", "replace"]
+# The Restarting reason and Event when the store's end restarts the gang.
+STORE_LOST = "RendezvousStoreLost"
 
 
 def run_id(job_uid: str, attempt: int) -> str:
@@ -71,3 +78,29 @@ def store_step(store: Optional[PodView], name_taken: bool) -> StoreStep:
     if store.finished:
         return "replace"
     return "keep"
+
+
+def describe_end(store: PodView) -> str:
+    """`the rendezvous store pod j-rendezvous ended (Evicted: low on memory)`."""
+    why = f"{store.reason}: {store.detail}" if store.reason and store.detail else (store.reason or store.phase)
+    return f"the rendezvous store pod {store.name} ended ({why})"
+
+
+def store_lost(spec: FSDPJobSpec, n: int, restarts: int, disruptions: int, store: PodView) -> FailureDecision:
+    """The store ended under a training gang. Every agent then exits 1 with
+    RendezvousConnectionError at its next look at the store (measured with torch 2.13: both
+    agents of a two-node job within seconds of the store's SIGKILL, their workers mid-training),
+    so the gang restarts on a new store now, whatever pass sees the agents' failures, and they
+    are not counted again (they belong to the old attempt). The store's pod disrupted
+    (DisruptionTarget, or its node lost) is one of the job's disruptions while `maxDisruptions`
+    allows, as a node's would be (disruption_policy); any other end spends a restart."""
+    cause = describe_end(store)
+    limit = spec.max_disruptions
+    if (store.disrupted or store.reason == NODE_LOST) and disruptions < limit:
+        disruptions += 1
+        return FailureDecision(
+            "gang_restart", restarts, reason=STORE_LOST, disruptions=disruptions,
+            message=(f"{cause}; a disruption, not a failure of the job: restarting all {n} nodes "
+                     f"(disruption {disruptions} of {limit}; restarts used {restarts} of {spec.max_restarts})"),
+        )
+    return replace(failure_policy.restart_gang(spec, n, restarts, cause, reason=STORE_LOST), disruptions=disruptions)
