@@ -211,7 +211,7 @@ class PodTemplate(ApiModel):
 
 
 class ElasticSpec(ApiModel):
-    """Elastic training with torchrun's c10d rendezvous: the job runs while at least minNodes are alive."""
+    """Elastic training with torchrun's c10d rendezvous, in a store pod of the job's own: the job runs while any minNodes are alive."""
 
     min_nodes: int = Field(ge=1, le=MAX_NODES, description="Fewest nodes training may continue with.")
     max_nodes: Optional[int] = Field(
@@ -341,7 +341,7 @@ class FSDPJobSpec(ApiModel):
     )
     master_port: int = Field(
         29500, ge=1, le=65535, json_schema_extra=immutable(),
-        description="Port of the rendezvous on node 0.",
+        description="Port of the rendezvous: on node 0, or on the job's rendezvous store pod with elastic.",
     )
     max_restarts: int = Field(
         3, ge=0, le=1000, json_schema_extra=immutable(),

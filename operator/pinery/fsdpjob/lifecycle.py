@@ -652,7 +652,7 @@ class _Pass:
             return
         d.stop(self.stale)
         failures, new = self._failures()
-        if self.store_lost and self._gang_live():
+        if self.store is not None and self.store_lost and self._gang_live():
             # Every agent loses its rendezvous with the store: their failures, now or later,
             # are this restart's, not failures of their own (rendezvous.store_lost).
             decision = rendezvous.store_lost(self.spec, self.n, self.restarts, self.disruptions, self.store)
