@@ -167,6 +167,15 @@ DRAINED = textwrap.dedent("""
 """)
 
 
+def drain(kubectl, selector: str) -> str:
+    """A real `kubectl drain` of the pods `selector` picks (pods/eviction); its output."""
+    try:
+        return kubectl("drain", "pinery-local", f"--pod-selector={selector}", "--ignore-daemonsets", "--delete-emptydir-data",
+                       "--timeout=60s", timeout=90).stdout
+    finally:
+        kubectl("uncordon", "pinery-local")  # the runner ignores a cordon; the other tests share the node
+
+
 def test_kubectl_drain_of_a_node_restarts_the_gang_without_spending_a_restart(local_mode):
     """A real drain (kubectl's eviction of pods/eviction, its DisruptionTarget condition kept by
     the pod runner as by a kubelet) is a disruption: the gang restarts with maxRestarts 0."""
@@ -176,12 +185,7 @@ def test_kubectl_drain_of_a_node_restarts_the_gang_without_spending_a_restart(lo
     job["spec"]["podTemplate"]["terminationGracePeriodSeconds"] = 5
     kubectl.apply(config_map, job)
     kubectl.wait_for("fsdpjob/drained", "Running", timeout=90)
-    try:
-        drained = kubectl("drain", "pinery-local", "--pod-selector=pinery.dev/job-name=drained,pinery.dev/node-rank=1",
-                          "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s", timeout=90)
-        assert "pod/drained-node-1 evicted" in drained.stdout
-    finally:
-        kubectl("uncordon", "pinery-local")  # the runner ignores a cordon; the other tests share the node
+    assert "pod/drained-node-1 evicted" in drain(kubectl, "pinery.dev/job-name=drained,pinery.dev/node-rank=1")
     kubectl.wait_for("fsdpjob/drained", "Succeeded", timeout=120)
     status = kubectl.get("fsdpjob/drained")["status"]
     assert (status["restarts"], status["disruptions"]) == (0, 1)
@@ -415,12 +419,7 @@ def test_a_drain_of_the_rendezvous_store_restarts_the_gang_as_a_disruption(local
     kubectl.apply(config_map, job)
     kubectl.wait_for("fsdpjob/storeless", "Running", timeout=90)
     old = kubectl.get("pod/storeless-rendezvous")["metadata"]["uid"]
-    try:
-        drained = kubectl("drain", "pinery-local", "--pod-selector=pinery.dev/job-name=storeless,pinery.dev/role=rendezvous",
-                          "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s", timeout=90)
-        assert "pod/storeless-rendezvous evicted" in drained.stdout
-    finally:
-        kubectl("uncordon", "pinery-local")  # the runner ignores a cordon; the other tests share the node
+    assert "pod/storeless-rendezvous evicted" in drain(kubectl, "pinery.dev/job-name=storeless,pinery.dev/role=rendezvous")
     kubectl.wait_for("fsdpjob/storeless", "Succeeded", timeout=180)
     status = kubectl.get("fsdpjob/storeless")["status"]
     assert (status["restarts"], status["disruptions"]) == (0, 1)

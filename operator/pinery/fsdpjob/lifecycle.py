@@ -691,9 +691,9 @@ class _Pass:
         return [self.store] if self.store is not None else []
 
     def _ensure_store(self) -> None:
-        """An elastic job's rendezvous store runs while the job does (rendezvous.store_step);
-        one that ended is replaced, and the agents that lost it fail their next round and are
-        judged by the elastic rules."""
+        """An elastic job's rendezvous store runs while the job does (rendezvous.store_step):
+        one that ended is deleted and made again once gone; the gang it served restarts
+        (`_active`, rendezvous.store_lost)."""
         if self.elastic is None:
             return
         d = self.d
