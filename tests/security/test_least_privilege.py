@@ -70,8 +70,12 @@ def test_every_example_job_renders_least_privilege_pods():
 def test_generated_jobs_build_least_privilege_pods(doc):
     spec = FSDPJobSpec.model_validate(copy.deepcopy(doc["spec"]))
     children = build_children(JobRef(doc["metadata"]["name"], "default", "uid-1"), spec, OperatorSettings())
-    pods = [c for c in children if c["kind"] == "Pod"]
+    pods = [c for c in children if c["kind"] == "Pod" and "pinery.dev/node-rank" in c["metadata"]["labels"]]
     assert len(pods) == spec.num_nodes
+    # An elastic job's rendezvous store: no node, but a pod as locked down as one.
+    for store in (c for c in children if c["kind"] == "Pod" and c not in pods):
+        assert store["spec"]["automountServiceAccountToken"] is False and store["spec"]["securityContext"]
+        assert_valid(store)
     for pod in pods[:2]:  # every pod is built alike; rank 0 and rank 1 differ (the init container)
         assert_training_pod_least_privilege(pod, doc["spec"])
         assert_valid(pod)
