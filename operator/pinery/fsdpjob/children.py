@@ -35,6 +35,7 @@ from pinery.fsdpjob.naming import (
     JobRef,
     config_map_name,
     master_addr,
+    node_waits,
     pod_labels,
     pod_name,
     rendezvous_fqdn,
@@ -214,7 +215,7 @@ def build_pod(job: JobRef, spec: FSDPJobSpec, rank: int, attempt: int, settings:
             else DEFAULT_TERMINATION_GRACE_SECONDS
         ),
     }
-    if rank > 0 or spec.elastic is not None:
+    if node_waits(spec.elastic is not None, rank):
         pod_spec["initContainers"] = [_wait_container(job, spec, settings)]
     pod_spec["containers"] = [_trainer_container(job, spec, rank, attempt, settings, mounts, template, run_id)]
     if volumes:

@@ -3,8 +3,8 @@ the job. Pure: the lifecycle applies the decision.
 
 A gang (no `elastic`) restarts all its nodes together on any failure; an elastic job replaces
 only the failed nodes, rank 0 among them, while at least `minNodes` others train on (the
-rendezvous store is a pod of its own: rendezvous.py). Every restart or replacement spends one of `maxRestarts`; an exit code the
-job marks non-retryable ends it at once.
+rendezvous store is a pod of its own: rendezvous.py). Every restart or replacement spends one
+of `maxRestarts`; an exit code the job marks non-retryable ends it at once.
 """
 
 from __future__ import annotations

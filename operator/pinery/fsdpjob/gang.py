@@ -27,7 +27,7 @@ from typing import Any, Mapping, Optional
 
 from pinery.api.base import controller_reference
 from pinery.api.fsdpjob import DEFAULT_SCHEDULER_NAMES, FSDPJobSpec, GangScheduler
-from pinery.fsdpjob.naming import KIND, LABEL_JOB, LABEL_MANAGED_BY, WAIT_RESOURCES, JobRef, pod_group_name
+from pinery.fsdpjob.naming import KIND, LABEL_JOB, LABEL_MANAGED_BY, WAIT_RESOURCES, JobRef, node_waits, pod_group_name
 from pinery.fsdpjob.nproc import quantity_value
 from pinery.fsdpjob.placement import Placement
 
@@ -84,7 +84,7 @@ def min_resources(spec: FSDPJobSpec) -> dict[str, str]:
     trainer = _container_requests(spec.resources.to_api() if spec.resources is not None else None)
     total: dict[str, Decimal] = {}
     for rank in range(min_member(spec)):
-        for name, value in _pod_requests(trainer, rank > 0 or spec.elastic is not None).items():
+        for name, value in _pod_requests(trainer, node_waits(spec.elastic is not None, rank)).items():
             total[name] = total.get(name, Decimal(0)) + value
     return {name: format_quantity(value) for name, value in sorted(total.items()) if value > 0}
 

@@ -232,9 +232,6 @@ class _Pass:
         self.store: Optional[PodView] = next(
             (p for p in draft.pods if p.controller_uid == self.ref.uid and p.rank is None and p.name == store_name), None)
         self.store_name_taken = any(p.name == store_name for p in draft.pods)
-        # The store ended, or Kubernetes is taking it away (a drain, a preemption): the gang it
-        # served restarts (rendezvous.store_lost).
-        self.store_lost = self.store is not None and (self.store.finished or self.store.disrupted)
         self.old_nodes: dict[Any, Mapping[str, Any]] = {
             n.get("index"): n for n in draft.old.get("nodes") or [] if isinstance(n, dict)
         }
@@ -652,10 +649,12 @@ class _Pass:
             return
         d.stop(self.stale)
         failures, new = self._failures()
-        if self.store is not None and self.store_lost and self._gang_live():
-            # Every agent loses its rendezvous with the store: their failures, now or later,
-            # are this restart's, not failures of their own (rendezvous.store_lost).
-            decision = rendezvous.store_lost(self.spec, self.n, self.restarts, self.disruptions, self.store)
+        store = self.store
+        if store is not None and (store.finished or store.disrupted) and self._gang_live():
+            # The store ended, or Kubernetes is taking it away (a drain, a preemption): every
+            # agent loses its rendezvous, and their failures, now or later, are this restart's,
+            # not failures of their own (rendezvous.store_lost).
+            decision = rendezvous.store_lost(self.spec, self.n, self.restarts, self.disruptions, store)
         else:
             decision = disruption_policy.decide(self.spec, self.n, self.restarts, self.disruptions, failures, new)
         tails = {f.rank: self._log_tail(f) for f in decision.reported}

@@ -31,6 +31,12 @@ CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_FILE}"
 WAIT_RESOURCES = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}}
 
 
+def node_waits(elastic: bool, rank: int) -> bool:
+    """Whether node `rank`'s pod has the wait container: every static node but rank 0 (it waits
+    for rank 0), every elastic node (it waits for the rendezvous store)."""
+    return elastic or rank > 0
+
+
 def service_name(job: str) -> str:
     return job
 

@@ -61,10 +61,10 @@ def joining_run_id(job_uid: str, attempt: int, peers: Iterable[PodView]) -> str:
     """The run a node created now joins: its live peers' (the running ones first, then any
     not finished), else a new gang's own."""
     live = [p for p in peers if not p.finished and not p.terminating and p.rendezvous_id]
-    for p in sorted(live, key=lambda p: (not p.running, p.rank if p.rank is not None else -1)):
-        assert p.rendezvous_id is not None
-        return p.rendezvous_id
-    return run_id(job_uid, attempt)
+    if not live:
+        return run_id(job_uid, attempt)
+    first = min(live, key=lambda p: (not p.running, p.rank if p.rank is not None else -1))
+    return str(first.rendezvous_id)
 
 
 def store_step(store: Optional[PodView], name_taken: bool) -> StoreStep:
