@@ -74,7 +74,7 @@ def test_schema_arrives_with_2025_10_on_backups_and_namespaces():
 
 @pytest.mark.parametrize(("version", "namespace", "refused"), [
     ("2024-07", "__default__", True), ("2025-01", "__default__", True), ("2025-04", "__default__", False),
-    ("2025-10", "__default__", False), ("2024-07", "", False), ("2024-07", "docs", False), ("2024-07", None, False),
+    ("2025-10", "__default__", False), ("2026-04", "__default__", False), ("2024-07", "", False), ("2024-07", "docs", False), ("2024-07", None, False),
 ])
 def test_default_namespace_name_by_version(version, namespace, refused):
     assert shapes.names_default_namespace_refused(version, namespace) is refused
@@ -82,7 +82,7 @@ def test_default_namespace_name_by_version(version, namespace, refused):
 
 @pytest.mark.parametrize(("header", "version"), [
     (None, "2024-07"), ("", "2024-07"), ("2024-07", "2024-07"), ("2025-04", "2025-04"), (" 2025-10 ", "2025-10"),
-    ("2026-07", "2026-07"),
+    ("2026-04", "2026-04"), ("2026-07", "2026-07"),
 ])
 def test_negotiate(header, version):
     assert versions.negotiate(header) == version
@@ -94,4 +94,4 @@ def test_negotiate_refuses_unserved(header):
         versions.negotiate(header)
     assert err.value.status == 400
     assert f"Unsupported API version '{header}'" in err.value.message
-    assert "2024-07, 2024-10, 2025-01, 2025-04, 2025-10, 2026-07" in err.value.message
+    assert "2024-07, 2024-10, 2025-01, 2025-04, 2025-10, 2026-04, 2026-07" in err.value.message

@@ -20,8 +20,14 @@ HEADER = "X-Pinecone-Api-Version"
 
 # The stable versions an SDK in use sends (docs/pinecone-api-versions.md, "Versions and the SDKs
 # that send them"): 5.x 2024-07 (2024-10 for bulk import), 6.x 2025-01, 7.x 2025-04, 8.x and 9.x
-# 2025-10, 10.x 2026-07.
-SERVED = ("2024-07", "2024-10", "2025-01", "2025-04", "2025-10", "2026-07")
+# 2025-10, 10.x 2026-07; and 2026-04, which pinery's gateway sends for what 2026-07 no longer
+# allows (pod-based indexes). 2026-04 answers exactly as 2025-10: in pinecone-io/pinecone-api,
+# `2026-04/db_control_2026-04.oas.yaml` and `inference_2026-04.oas.yaml` equal their 2025-10 files
+# once the version strings are normalised, and `db_data_2026-04.oas.yaml` differs from
+# `db_data_2025-10.oas.yaml` only in descriptions ("vectors" -> "records") and an
+# `x-component-name` annotation. Every branch on the version here treats it so: the handlers test
+# `== v2026_07.VERSION` or `at_least(version, <a floor up to 2025-10, or 2026-07>)`.
+SERVED = ("2024-07", "2024-10", "2025-01", "2025-04", "2025-10", "2026-04", "2026-07")
 # The version whose shapes the handlers build.
 NATIVE = "2025-10"
 
