@@ -31,7 +31,8 @@ def test_create_describe_configure_delete(pinecone_emulator):
         created = await gw.create(TEST_API_KEY, create_request(spec(tags={"team": "a"}), "docs", OWNER))
         assert created["name"] == "docs" and created["tags"] == {"team": "a", **OWNER}
         index = await gw.describe(TEST_API_KEY, "docs")
-        assert index["spec"]["serverless"]["cloud"] == "aws" and index["host"].startswith("http://")
+        assert index["deployment"]["cloud"] == "aws" and index["host"].startswith("http://")
+        assert index["schema"] == {"fields": {"_values": {"type": "dense_vector", "dimension": 8, "metric": "cosine", "description": None}}}
         await gw.configure(TEST_API_KEY, "docs", {"deletion_protection": "enabled", "tags": {"team": ""}})
         index = await gw.describe(TEST_API_KEY, "docs")
         assert index["deletion_protection"] == "enabled" and "team" not in index["tags"]
@@ -46,16 +47,26 @@ def test_create_describe_configure_delete(pinecone_emulator):
     assert ("create_index", "ok") in calls and ("delete_index", "403") in calls
 
 
-def test_pod_index_round_trip(pinecone_emulator):
+def test_pod_index_is_created_through_2026_04_and_read_through_2026_07(pinecone_emulator, pinecone_admin):
+    """2026-07 refuses to create pod-based indexes; the gateway sends that one call as API
+    2026-04 and reads the answer as the 2026-07 describe shows the index."""
     gw = PineconeGateway(pinecone_emulator.url)
     pod = VectorIndexSpec.model_validate({"dimension": 8, "pod": {"environment": "us-east1-gcp", "replicas": 2, "metadataConfig": {"indexed": ["a"]}}})
 
     async def scenario():
-        await gw.create(TEST_API_KEY, create_request(pod, "pods", OWNER))
+        created = await gw.create(TEST_API_KEY, create_request(pod, "pods", OWNER))
         index = await gw.describe(TEST_API_KEY, "pods")
-        assert index["spec"]["pod"]["replicas"] == 2 and index["spec"]["pod"]["metadata_config"] == {"indexed": ["a"]}
+        assert index["deployment"] == {"deployment_type": "pod", "environment": "us-east1-gcp", "pod_type": "p1.x1", "replicas": 2, "shards": 1}
+        assert index["schema"]["fields"]["a"] == {"filterable": True}  # no SDK-internal tag
+        for key in ("name", "schema", "deployment", "tags", "deletion_protection"):
+            assert created[key] == index[key], key
+        await gw.configure(TEST_API_KEY, "pods", {"deployment": {"replicas": 3}})
+        assert (await gw.describe(TEST_API_KEY, "pods"))["deployment"]["replicas"] == 3
 
     run(scenario())
+    versions = [(e["operation"], e["apiVersion"]) for e in pinecone_admin.requests()]
+    assert ("create_index", "2026-04") in versions, versions
+    assert {v for op, v in versions if op != "create_index"} == {"2026-07"}, versions
 
 
 def test_one_listing_per_sweep_serves_every_index_of_the_key(pinecone_emulator, pinecone_admin):
@@ -100,7 +111,7 @@ def test_errors_are_classified_and_never_carry_the_key(pinecone_emulator, pineco
 
     wrong = run(failure(gw.describe("pcsk_wrong_key_123", "x")))
     assert classify(wrong).reason == "Unauthorized" and "pcsk_wrong_key_123" not in wrong.message
-    bad = run(failure(gw.create(TEST_API_KEY, {**create_request(spec(), "bad", OWNER), "spec": {"serverless": {"cloud": "aws", "region": "mars-1"}}})))
+    bad = run(failure(gw.create(TEST_API_KEY, create_request(spec(serverless={"cloud": "aws", "region": "mars-1"}), "bad", OWNER))))
     assert classify(bad).reason == "InvalidSpec"
     pinecone_admin.add_fault("describe_index", status=503, times=5)
     down = run(failure(gw.describe(TEST_API_KEY, "x")))

@@ -57,7 +57,7 @@ def test_drift_of_mutable_fields_is_repaired_by_the_sweep_with_one_configure_cal
 
     wait_for(lambda: w.index("drifty")["tags"] == {"team": "search", **owner_tags("drifty")}, timeout=10, what="tags repaired")
     assert w.index("drifty")["deletion_protection"] == "disabled"
-    wait_for(lambda: w.index("drifty-pod")["spec"]["pod"]["replicas"] == 2, timeout=10, what="replicas repaired")
+    wait_for(lambda: w.index("drifty-pod")["deployment"]["replicas"] == 2, timeout=10, what="replicas repaired")
     w.wait_ready("drifty")
     w.wait_ready("drifty-pod")
     calls = count()

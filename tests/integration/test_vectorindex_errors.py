@@ -120,7 +120,7 @@ def test_invalid_spec_carries_pinecones_message(vi_world: World):
     settle(0.3)
     assert count()["configure_index"] == 1  # terminal: not retried before the spec changes or a sweep
     w.update("shrinking", {"pod": {"podType": "p1.x4"}})
-    assert w.index("shrinking")["spec"]["pod"]["pod_type"] == "p1.x4"
+    assert w.index("shrinking")["deployment"]["pod_type"] == "p1.x4"
 
 
 def test_initialization_failed_is_terminal(vi_world: World, no_faults):

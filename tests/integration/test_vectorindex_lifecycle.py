@@ -42,7 +42,8 @@ def test_serverless_index_becomes_ready_with_host_configmap_events_and_metrics(v
     assert_conditions(w, "docs", 1)
 
     index = w.index("docs")
-    assert index["dimension"] == 8 and index["metric"] == "cosine" and index["spec"]["serverless"]["region"] == "us-east-1"
+    assert index["schema"]["fields"]["_values"] | {"description": None} == {"type": "dense_vector", "dimension": 8, "metric": "cosine", "description": None}
+    assert index["deployment"] == {"deployment_type": "managed", "cloud": "aws", "region": "us-east-1", "environment": None}
     assert index["tags"] == {"team": "search", "pinery-cluster": CLUSTER, "pinery-namespace": NS, "pinery-name": "docs"}
 
     cm = w.config_map("docs-conn")
@@ -78,18 +79,18 @@ def test_pod_index_is_created_and_scaled_with_one_configure_call_per_change(vi_w
     assert obj["status"]["type"] == "pod" and obj["status"]["indexName"] == "pods-index"
     assert obj["status"]["host"] == w.index("pods-index")["host"] and obj["status"]["state"] == "Ready"
     assert_conditions(w, "pods", 1)
-    spec = w.index("pods-index")["spec"]["pod"]
+    spec = w.index("pods-index")["deployment"]
     assert (spec["environment"], spec["pod_type"], spec["replicas"]) == ("us-east1-gcp", "p1.x1", 1)
 
     count = w.counting("configure_index")
     w.update("pods", {"pod": {"replicas": 3}})
     assert count()["configure_index"] == 1
-    assert w.index("pods-index")["spec"]["pod"]["replicas"] == 3
+    assert w.index("pods-index")["deployment"]["replicas"] == 3
     assert any(r == "Configuring" and "replicas 1 -> 3" in m for _, r, m in w.events("pods"))
 
     count = w.counting("configure_index")
     obj = w.update("pods", {"pod": {"podType": "p1.x2"}})
-    assert w.index("pods-index")["spec"]["pod"]["pod_type"] == "p1.x2"
+    assert w.index("pods-index")["deployment"]["pod_type"] == "p1.x2"
     assert count()["configure_index"] == 1 and obj["status"]["observedGeneration"] == 3
     assert_conditions(w, "pods", 3)
     assert any(r == "Configuring" and "podType p1.x1 -> p1.x2" in m for _, r, m in w.events("pods"))
@@ -102,7 +103,8 @@ def test_byoc_index(vi_world: World):
     assert obj["status"]["type"] == "byoc" and obj["status"]["host"] and obj["status"]["state"] == "Ready"
     assert_conditions(w, "byoc", 1)
     index = w.index("byoc")
-    assert index["spec"]["byoc"]["environment"] == "aws-us-east-1-b921" and index["metric"] == "dotproduct"
+    assert index["deployment"] == {"deployment_type": "byoc", "environment": "aws-us-east-1-b921"}
+    assert index["schema"]["fields"]["_values"]["metric"] == "dotproduct"
 
 
 def test_tags_added_changed_and_removed_each_as_one_configure_call(vi_world: World):

@@ -88,7 +88,7 @@ def test_an_immutable_change_that_reaches_the_operator_is_refused_without_a_pine
         assert w.condition("frozen", "Synced")["reason"] == "ImmutableFieldChanged" and w.status("frozen")["phase"] == "Failed"
         w.wait_event("frozen", "ImmutableFieldChanged", "Warning")
         index = w.index("frozen")
-        assert index["dimension"] == 8 and index["spec"]["serverless"]["region"] == "us-east-1"
+        assert index["schema"]["fields"]["_values"]["dimension"] == 8 and index["deployment"]["region"] == "us-east-1"
         assert w.admin.stats()["total"] - total == 2  # the two requests of w.index() above, nothing else
 
         w.update("frozen", {"dimension": 8, "serverless": {"region": "us-east-1"}})  # reverted: in sync again

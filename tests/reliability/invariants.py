@@ -103,7 +103,7 @@ def vectorindex_violations(world: World, expect: Expect) -> list[str]:
     protection = "enabled" if expect.protection else "disabled"
     if index.get("deletion_protection") != protection:
         out.append(f"{where}: index deletion protection {index.get('deletion_protection')} != {protection}")
-    pod = (index.get("spec") or {}).get("pod") or {}
+    pod = index.get("deployment") or {}  # a 2026-07 IndexModel (pinery.vectorindex.observed)
     if expect.replicas is not None and pod.get("replicas") != expect.replicas:
         out.append(f"{where}: index replicas {pod.get('replicas')} != {expect.replicas}")
     if expect.pod_type is not None and pod.get("pod_type") != expect.pod_type:

@@ -203,7 +203,7 @@ class World:
 
         pc = self.pinecone(key)
         try:
-            return index_to_dict(pc.describe_index(name)) if pc.has_index(name) else None
+            return index_to_dict(pc.indexes.describe(name)) if pc.indexes.exists(name) else None
         finally:
             pc.close()
 

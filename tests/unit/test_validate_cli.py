@@ -67,7 +67,7 @@ def test_stdin_and_exit_code_one_with_one_line_per_problem():
         (vi(f"dimension: 8\ntags: {{team: 'a/b'}}\n{SERVERLESS}"), "VectorIndex/idx: spec.tags[team]: Invalid value"),
         # cross-field rules come from the models
         (vi("dimension: 8"), "VectorIndex/idx: spec: exactly one of serverless, pod and byoc must be set"),
-        (vi(SERVERLESS), "VectorIndex/idx: spec.dimension: required for dense indexes"),
+        (vi(SERVERLESS), "VectorIndex/idx: spec.dimension: required for dense and hybrid indexes"),
         (vi(f"vectorType: sparse\nmetric: cosine\n{SERVERLESS}"), "VectorIndex/idx: spec.metric: sparse indexes require dotproduct"),
         (vi(f"dimension: 8\ntags: {{pinery-owner: me}}\n{SERVERLESS}"),
          "VectorIndex/idx: spec.tags[pinery-owner]: tag keys starting with 'pinery-' are reserved"),

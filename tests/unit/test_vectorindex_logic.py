@@ -36,24 +36,42 @@ def pod_spec(**pod):
     return VectorIndexSpec.model_validate({"dimension": 8, "pod": {"environment": "us-east1-gcp", **pod}})
 
 
-def index(state="Ready", ready=True, tags=OWNED, **kw):
+def dense(dimension=8, metric="cosine"):
+    return {"type": "dense_vector", "dimension": dimension, "metric": metric, "description": None}
+
+
+ON_DEMAND = {"mode": "OnDemand", "status": {"state": "Ready", "current_replicas": None, "current_shards": None, "error_message": None}}
+SERVERLESS = {"deployment_type": "managed", "cloud": "aws", "region": "us-east-1", "environment": None}
+
+
+def dedicated(replicas=1, shards=1, node_type="b1", state="Ready", current=None, error=None):
+    now_replicas, now_shards = current or (replicas, shards)
+    return {"mode": "Dedicated",
+            "dedicated": {"node_type": node_type, "scaling": "Manual", "manual": {"replicas": replicas, "shards": shards}},
+            "status": {"state": state, "current_replicas": now_replicas, "current_shards": now_shards, "error_message": error}}
+
+
+def index(state="Ready", ready=True, tags=OWNED, fields=None, deployment=SERVERLESS, read_capacity=ON_DEMAND, **kw):
+    """A 2026-07 IndexModel as the gateway hands it over (pinecone 10.x IndexModel, wire keys)."""
     base = {
         "name": "docs",
-        "dimension": 8,
-        "metric": "cosine",
-        "vector_type": "dense",
         "host": "docs-abc.svc.pinecone.io",
-        "deletion_protection": "disabled",
-        "tags": dict(tags),
-        "spec": {"serverless": {"cloud": "aws", "region": "us-east-1"}},
         "status": {"ready": ready, "state": state},
+        "schema": {"fields": fields if fields is not None else {"_values": dense()}},
+        "deployment": dict(deployment),
+        "deletion_protection": "disabled",
+        "read_capacity": read_capacity,
+        "tags": dict(tags) or None,
+        "private_host": None, "source_collection": None, "source_backup_id": None, "cmek_id": None,
     }
     base.update(kw)
     return base
 
 
-def pod_index(**pod):
-    return index(spec={"pod": {"environment": "us-east1-gcp", "pod_type": "p1.x1", "pods": 1, "replicas": 1, "shards": 1, **pod}})
+def pod_index(metadata=(), **pod):
+    placed = {"deployment_type": "pod", "environment": "us-east1-gcp", "pod_type": "p1.x1", "replicas": 1, "shards": 1, **pod}
+    fields = {"_values": dense(), **{name: {"filterable": True} for name in metadata}}
+    return index(deployment=placed, fields=fields, read_capacity=None)
 
 
 # --- ownership -------------------------------------------------------------------------
@@ -73,24 +91,53 @@ def test_long_tag_values_are_shortened_uniquely():
 
 # --- requests --------------------------------------------------------------------------
 
-def test_create_request_serverless():
+def test_create_request_serverless_goes_through_2026_07():
     req = create_request(spec(tags={"team": "a"}, deletionProtection=True), "docs", OWNED)
-    assert req == {
-        "name": "docs", "dimension": 8, "metric": "cosine", "vector_type": "dense",
-        "deletion_protection": "enabled", "tags": {"team": "a", **OWNED},
-        "spec": {"serverless": {"cloud": "aws", "region": "us-east-1"}},
+    assert req.route == "2026-07" and req.name == "docs"
+    assert req.body == {
+        "name": "docs", "deletion_protection": "enabled", "tags": {"team": "a", **OWNED},
+        "schema": {"fields": {"_values": {"type": "dense_vector", "dimension": 8, "metric": "cosine"}}},
+        "deployment": {"deployment_type": "managed", "cloud": "aws", "region": "us-east-1"},
     }
 
 
-def test_create_request_pod_and_sparse_and_byoc():
-    req = create_request(pod_spec(replicas=2, shards=2, podType="p2.x2", metadataConfig={"indexed": ["a"]}), "p", {})
-    assert req["spec"] == {"pod": {"environment": "us-east1-gcp", "pod_type": "p2.x2", "pods": 4, "replicas": 2, "shards": 2,
-                                   "metadata_config": {"indexed": ["a"]}}}
-    sparse = VectorIndexSpec.model_validate({"vectorType": "sparse", "serverless": {"cloud": "gcp", "region": "x"}})
-    req = create_request(sparse, "s", {})
-    assert "dimension" not in req and req["metric"] == "dotproduct" and req["vector_type"] == "sparse"
-    byoc = VectorIndexSpec.model_validate({"dimension": 3, "byoc": {"environment": "aws-x"}})
-    assert create_request(byoc, "b", {})["spec"] == {"byoc": {"environment": "aws-x"}}
+@pytest.mark.parametrize(
+    "the_spec, fields",
+    [
+        (spec(metric="euclidean"), {"_values": {"type": "dense_vector", "dimension": 8, "metric": "euclidean"}}),
+        (spec(vectorType="hybrid"), {"_values": {"type": "dense_vector", "dimension": 8, "metric": "dotproduct"},
+                                     "_sparse_values": {"type": "sparse_vector"}}),
+        (VectorIndexSpec.model_validate({"vectorType": "sparse", "serverless": {"cloud": "gcp", "region": "x"}}),
+         {"_sparse_values": {"type": "sparse_vector"}}),
+    ],
+)
+def test_create_request_declares_the_reserved_vector_fields(the_spec, fields):
+    assert create_request(the_spec, "i", OWNED).body["schema"] == {"fields": fields}
+
+
+def test_create_request_byoc_and_read_capacity():
+    byoc = VectorIndexSpec.model_validate({"dimension": 3, "byoc": {"environment": "aws-x"},
+                                           "readCapacity": {"mode": "Dedicated", "nodeType": "t1", "replicas": 0, "shards": 2}})
+    body = create_request(byoc, "b", OWNED).body
+    assert body["deployment"] == {"deployment_type": "byoc", "environment": "aws-x"}
+    assert body["read_capacity"] == {"mode": "Dedicated", "dedicated": {"node_type": "t1", "scaling": "Manual",
+                                                                        "manual": {"replicas": 0, "shards": 2}}}
+    assert "read_capacity" not in create_request(spec(), "s", OWNED).body
+
+
+def test_pod_and_collection_indexes_are_created_through_2026_04():
+    req = create_request(pod_spec(replicas=2, shards=2, podType="p2.x2", metadataConfig={"indexed": ["a"]}), "p", OWNED)
+    assert req.route == "2026-04"
+    assert req.body == {
+        "name": "p", "dimension": 8, "metric": "cosine", "vector_type": "dense", "deletion_protection": "disabled", "tags": OWNED,
+        "spec": {"pod": {"environment": "us-east1-gcp", "pod_type": "p2.x2", "pods": 4, "replicas": 2, "shards": 2,
+                         "metadata_config": {"indexed": ["a"]}}},
+    }
+    from_collection = create_request(spec(serverless={"cloud": "aws", "region": "us-east-1", "sourceCollection": "c"},
+                                          readCapacity={"mode": "OnDemand"}), "c", OWNED)
+    assert from_collection.route == "2026-04"
+    assert from_collection.body["spec"] == {"serverless": {"cloud": "aws", "region": "us-east-1", "source_collection": "c",
+                                                           "read_capacity": {"mode": "OnDemand"}}}
 
 
 @pytest.mark.parametrize(
@@ -101,8 +148,19 @@ def test_create_request_pod_and_sparse_and_byoc():
         (spec(tags={"team": "a"}), index(), {"tags": {"team": "a"}}),
         (spec(), index(tags={**OWNED, "old": "x"}), {"tags": {"old": ""}}),
         (spec(), index(tags={}), {"tags": OWNED}),
-        (pod_spec(replicas=3), pod_index(), {"replicas": 3}),
-        (pod_spec(podType="p1.x2"), pod_index(), {"pod_type": "p1.x2"}),
+        (pod_spec(replicas=3), pod_index(), {"deployment": {"replicas": 3}}),
+        (pod_spec(podType="p1.x2"), pod_index(), {"deployment": {"pod_type": "p1.x2"}}),
+        # read capacity: left alone when the spec has none, else the whole setting when it differs
+        (spec(), index(read_capacity=dedicated()), {}),
+        (spec(readCapacity={"mode": "OnDemand"}), index(), {}),
+        (spec(readCapacity={"mode": "OnDemand"}), index(read_capacity=dedicated()), {"read_capacity": {"mode": "OnDemand"}}),
+        (spec(readCapacity={"mode": "Dedicated", "nodeType": "b1", "replicas": 1, "shards": 1}), index(read_capacity=dedicated()), {}),
+        (spec(readCapacity={"mode": "Dedicated", "nodeType": "b1", "replicas": 0, "shards": 1}), index(read_capacity=dedicated()),
+         {"read_capacity": {"mode": "Dedicated", "dedicated": dedicated(replicas=0)["dedicated"]}}),
+        (spec(readCapacity={"mode": "Dedicated", "nodeType": "t1", "replicas": 1, "shards": 1}), index(),
+         {"read_capacity": {"mode": "Dedicated", "dedicated": dedicated(node_type="t1")["dedicated"]}}),
+        (spec(readCapacity={"mode": "Dedicated", "nodeType": "b1", "replicas": 1, "shards": 3}), index(read_capacity=dedicated()),
+         {"read_capacity": {"mode": "Dedicated", "dedicated": dedicated(shards=3)["dedicated"]}}),
     ],
 )
 def test_configure_changes(the_spec, the_index, expected):
@@ -121,7 +179,17 @@ def test_configure_changes(the_spec, the_index, expected):
         (pod_spec(shards=2), pod_index(), ["pod.shards"]),
         (pod_spec(environment="eu-west1-gcp"), pod_index(), ["pod.environment"]),
         (pod_spec(metadataConfig={"indexed": ["a"]}), pod_index(), ["pod.metadataConfig.indexed"]),
-        (pod_spec(metadataConfig={"indexed": ["b", "a"]}), pod_index(metadata_config={"indexed": ["a", "b"]}), []),
+        (pod_spec(metadataConfig={"indexed": ["b", "a"]}), pod_index(metadata=("a", "b")), []),
+        (pod_spec(), pod_index(metadata=("a",)), ["pod.metadataConfig.indexed"]),
+        (spec(vectorType="hybrid"), index(fields={"_values": dense(metric="dotproduct")}), ["vectorType"]),
+        (spec(vectorType="hybrid"), index(fields={"_values": dense(metric="dotproduct"), "_sparse_values": {"type": "sparse_vector"}}), []),
+        (spec(metric="dotproduct"), index(fields={"_values": dense(metric="dotproduct"), "_sparse_values": {"type": "sparse_vector"}}),
+         ["vectorType"]),
+        (VectorIndexSpec.model_validate({"vectorType": "sparse", "serverless": {"cloud": "aws", "region": "us-east-1"}}),
+         index(fields={"_sparse_values": {"type": "sparse_vector", "description": None}}), []),
+        (spec(), index(fields={"_sparse_values": {"type": "sparse_vector"}}), ["vectorType", "dimension", "metric"]),
+        (VectorIndexSpec.model_validate({"dimension": 8, "byoc": {"environment": "aws-x"}}),
+         index(deployment={"deployment_type": "byoc", "environment": "aws-y"}), ["byoc.environment"]),
         (pod_spec(podType="s1.x1"), pod_index(), ["pod.podType family"]),
         (pod_spec(podType="p1.x4", replicas=5), pod_index(), []),
     ],
@@ -132,9 +200,57 @@ def test_immutable_differences(the_spec, the_index, fields):
 
 # --- decide ----------------------------------------------------------------------------
 
+DEDICATED_0 = {"mode": "Dedicated", "nodeType": "b1", "replicas": 0, "shards": 1}
+
+
+def test_a_disabled_index_is_its_own_phase_not_creating():
+    """Dedicated read capacity at 0 replicas: Pinecone's Disabled state (2025-10 spec,
+    ScalingConfigManual.replicas), not ready and nothing to wait for."""
+    disabled = index(state="Disabled", ready=False, read_capacity=dedicated(replicas=0))
+    step = decide(spec(readCapacity=DEDICATED_0), WHO, disabled)
+    assert step.action == "none" and step.requeue is None
+    assert step.ready[:2] == ("False", "Disabled") and step.synced[:2] == ("True", "InSync")
+    assert step.state == "Disabled" and step.read_capacity == {"mode": "Dedicated", "nodeType": "b1", "state": "Ready",
+                                                               "currentReplicas": 0, "currentShards": 1}
+    conditions = next_status(None, 1, step.ready, step.synced)["conditions"]
+    assert phase(conditions) == "Disabled"
+    # re-enabling it is a configure, shown as Updating until Pinecone has replicas again
+    step = decide(spec(readCapacity={**DEDICATED_0, "replicas": 2}), WHO, disabled)
+    assert step.action == "configure" and step.request == {"read_capacity": {"mode": "Dedicated", "dedicated": dedicated(2)["dedicated"]}}
+    assert step.events[0].message == "configuring index docs: readCapacity Dedicated b1 0x1 -> Dedicated b1 2x1"
+    assert phase(next_status(None, 1, step.ready, step.synced)["conditions"]) == "Updating"
+
+
+@pytest.mark.parametrize("moving", ["Scaling", "Migrating"])
+def test_read_capacity_being_applied_is_waited_for_while_serving(moving):
+    applying = index(read_capacity=dedicated(replicas=3, state=moving, current=(1, 1)))
+    step = decide(spec(readCapacity={"mode": "Dedicated", "nodeType": "b1", "replicas": 3, "shards": 1}), WHO, applying, polls=2)
+    assert step.action == "wait" and step.requeue == readiness_delay(2)
+    assert step.ready[0] == "True" and step.synced[:2] == ("False", "Configuring")
+    assert step.synced[2] == f"Pinecone is applying read capacity to index docs ({moving}: 1 replicas, 1 shards serving)"
+    assert step.read_capacity["state"] == moving and step.read_capacity["currentReplicas"] == 1
+
+
+def test_read_capacity_error_needs_a_person_but_the_index_still_serves():
+    broken = index(read_capacity=dedicated(replicas=9, state="Error", error="not enough capacity in region"))
+    wanted = spec(readCapacity={"mode": "Dedicated", "nodeType": "b1", "replicas": 9, "shards": 1})
+    step = decide(wanted, WHO, broken)
+    assert step.action == "refuse" and step.ready[0] == "True"
+    assert step.synced[:2] == ("False", "ReadCapacityFailed") and "not enough capacity in region" in step.synced[2]
+    assert phase(next_status(None, 1, step.ready, step.synced)["conditions"]) == "Failed"
+    # a new spec is sent, not refused
+    fixed = decide(spec(readCapacity={"mode": "Dedicated", "nodeType": "b1", "replicas": 2, "shards": 1}), WHO, broken)
+    assert fixed.action == "configure"
+
+
+def test_pod_indexes_report_no_read_capacity():
+    step = decide(pod_spec(), WHO, pod_index())
+    assert step.action == "none" and step.read_capacity is None
+
+
 def test_absent_index_is_created_with_ownership_tags():
     step = decide(spec(), WHO, None)
-    assert step.action == "create" and step.request["tags"] == OWNED
+    assert step.action == "create" and step.request.body["tags"] == OWNED
     assert step.ready[1] == "Creating" and step.events[0].reason == "Creating"
     assert step.requeue == readiness_delay(0)
 

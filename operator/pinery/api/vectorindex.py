@@ -39,9 +39,11 @@ TagValue = Annotated[
 ]
 
 Metric = Literal["cosine", "euclidean", "dotproduct"]
-VectorType = Literal["dense", "sparse"]
+VectorType = Literal["dense", "sparse", "hybrid"]
 DeploymentType = Literal["serverless", "pod", "byoc"]
-Phase = Literal["Pending", "Creating", "Ready", "Updating", "Error", "Failed", "Terminating"]
+Phase = Literal["Pending", "Creating", "Ready", "Updating", "Disabled", "Error", "Failed", "Terminating"]
+# Pinecone's dedicated read node types (2025-10 spec, ReadCapacityDedicatedConfig.node_type).
+NodeType = Literal["b1", "t1"]
 
 
 class ServerlessSpec(ApiModel):
@@ -59,6 +61,46 @@ class ServerlessSpec(ApiModel):
     source_collection: Optional[IndexName] = Field(
         None, description="Name of a collection to create the index from."
     )
+
+
+class ReadCapacity(ApiModel):
+    """How a serverless or BYOC index serves reads: on demand, or from dedicated read nodes.
+
+    Everything here can change in place; Pinecone applies a change asynchronously and
+    status.readCapacity shows its progress. Sources: the 2025-10 spec's ReadCapacity,
+    ReadCapacityDedicatedConfig and ScalingConfigManual.
+    """
+
+    mode: Literal["OnDemand", "Dedicated"] = Field(
+        description="OnDemand (Pinecone's default) or Dedicated (nodeType, replicas and shards required)."
+    )
+    node_type: Optional[NodeType] = Field(
+        None, description="Dedicated read node type: b1, or t1 (more processing power and memory)."
+    )
+    replicas: Optional[int] = Field(
+        None,
+        ge=0,
+        description=(
+            "Dedicated replicas (manual scaling). 0 disables the index (Pinecone's Disabled state: "
+            "it keeps its data but serves no reads) to save cost while it is not used."
+        ),
+    )
+    shards: Optional[int] = Field(
+        None, ge=1, description="Dedicated shards (manual scaling); each shard adds storage."
+    )
+
+    def request(self) -> dict[str, Any]:
+        """Pinecone's ReadCapacity object for this setting (REST shape)."""
+        if self.mode == "OnDemand":
+            return {"mode": "OnDemand"}
+        return {
+            "mode": "Dedicated",
+            "dedicated": {
+                "node_type": self.node_type,
+                "scaling": "Manual",
+                "manual": {"replicas": self.replicas, "shards": self.shards},
+            },
+        }
 
 
 class MetadataConfig(ApiModel):
@@ -159,7 +201,11 @@ class VectorIndexSpec(ApiModel):
     vector_type: VectorType = Field(
         "dense",
         json_schema_extra=immutable(),
-        description="Vector type: dense (default) or sparse.",
+        description=(
+            "Vector type: dense (default), sparse, or hybrid (dense vectors with sparse values "
+            "beside them; metric dotproduct). Serverless and BYOC indexes made since API 2026-07 "
+            "take sparse values only when they are hybrid."
+        ),
     )
     serverless: Optional[ServerlessSpec] = Field(
         None, json_schema_extra=immutable(), description="Create a serverless index."
@@ -171,6 +217,14 @@ class VectorIndexSpec(ApiModel):
         None,
         json_schema_extra=immutable(),
         description="Create an index in a bring-your-own-cloud environment.",
+    )
+    read_capacity: Optional[ReadCapacity] = Field(
+        None,
+        description=(
+            "Read capacity of a serverless or BYOC index, changed in place. Without it the "
+            "operator leaves read capacity as Pinecone has it (OnDemand for a new index); "
+            "write mode: OnDemand to go back from Dedicated."
+        ),
     )
     deletion_protection: bool = Field(
         False,
@@ -230,7 +284,7 @@ class VectorIndexSpec(ApiModel):
     def effective_metric(self) -> Metric:
         if self.metric:
             return self.metric
-        return "dotproduct" if self.vector_type == "sparse" else "cosine"
+        return "cosine" if self.vector_type == "dense" else "dotproduct"
 
     def problems(self) -> list[FieldError]:
         """Cross-field rules (each also a CEL rule in the CRD; a test keeps them in step)."""
@@ -244,8 +298,23 @@ class VectorIndexSpec(ApiModel):
                     + (f" (found {', '.join(chosen)})" if chosen else ""),
                 )
             )
-        if self.vector_type == "dense" and self.dimension is None:
-            out.append(FieldError("spec.dimension", "required for dense indexes"))
+        if self.vector_type != "sparse" and self.dimension is None:
+            out.append(FieldError("spec.dimension", "required for dense and hybrid indexes"))
+        if self.vector_type == "hybrid":
+            if self.metric not in (None, "dotproduct"):
+                out.append(FieldError("spec.metric", "hybrid indexes require dotproduct"))
+            if self.pod is not None:
+                out.append(FieldError("spec.vectorType", "pod-based indexes are dense or sparse; a dense pod-based "
+                                      "index with metric dotproduct takes sparse values"))
+        rc = self.read_capacity
+        if rc is not None:
+            if self.pod is not None:
+                out.append(FieldError("spec.readCapacity", "applies to serverless and BYOC indexes only"))
+            given = [n for n in ("node_type", "replicas", "shards") if getattr(rc, n) is not None]
+            if rc.mode == "Dedicated" and len(given) != 3:
+                out.append(FieldError("spec.readCapacity", "mode Dedicated requires nodeType, replicas and shards"))
+            if rc.mode == "OnDemand" and given:
+                out.append(FieldError("spec.readCapacity", "mode OnDemand takes no nodeType, replicas or shards"))
         if self.vector_type == "sparse":
             if self.dimension is not None:
                 out.append(FieldError("spec.dimension", "must not be set for sparse indexes"))
@@ -296,6 +365,23 @@ def metadata_problems(name: str | None, spec: dict[str, Any]) -> list[FieldError
     return []
 
 
+class ReadCapacityStatus(ApiModel):
+    """Read capacity as Pinecone reports it (its ReadCapacityStatus, 2025-10 spec)."""
+
+    mode: Optional[str] = Field(None, description="OnDemand or Dedicated.")
+    node_type: Optional[str] = Field(None, description="Dedicated read node type in effect.")
+    state: Optional[str] = Field(
+        None,
+        description=(
+            "Ready; Scaling (replicas or shards are changing); Migrating (moving to another "
+            "node type or mode); Error (see message)."
+        ),
+    )
+    current_replicas: Optional[int] = Field(None, description="Dedicated replicas serving now.")
+    current_shards: Optional[int] = Field(None, description="Dedicated shards serving now.")
+    message: Optional[str] = Field(None, description="Pinecone's error message, in state Error.")
+
+
 class VectorIndexStatus(ApiModel):
     """Observed state of the index, written by the operator."""
 
@@ -315,8 +401,9 @@ class VectorIndexStatus(ApiModel):
         None,
         description=(
             "Summary of the conditions for display: Pending, Creating, Ready, Updating, "
-            "Error (retrying by itself), Failed (needs a change to the spec, Secret or "
-            "account) or Terminating."
+            "Disabled (dedicated read capacity with 0 replicas: the index keeps its data and "
+            "serves no reads), Error (retrying by itself), Failed (needs a change to the spec, "
+            "Secret or account) or Terminating."
         ),
     )
     index_name: Optional[str] = Field(None, description="Name of the index in Pinecone.")
@@ -326,7 +413,10 @@ class VectorIndexStatus(ApiModel):
     host: Optional[str] = Field(None, description="Host serving the index's data plane.")
     state: Optional[str] = Field(
         None,
-        description="Pinecone's state of the index (Initializing, Ready, ScalingUp, Terminating, ...).",
+        description="Pinecone's state of the index (Initializing, Ready, ScalingUp, Disabled, Terminating, ...).",
+    )
+    read_capacity: Optional[ReadCapacityStatus] = Field(
+        None, description="Read capacity of a serverless or BYOC index as Pinecone reports it."
     )
     observed_generation: Optional[int] = Field(
         None, ge=0, description="The metadata.generation the operator last acted on."
@@ -350,9 +440,33 @@ _ONE_DEPLOYMENT_TYPE = CelRule(
 SPEC_RULES = (
     _ONE_DEPLOYMENT_TYPE,
     CelRule(
-        rule="self.vectorType != 'dense' || has(self.dimension)",
-        message="dimension is required for dense indexes",
+        rule="self.vectorType == 'sparse' || has(self.dimension)",
+        message="dimension is required for dense and hybrid indexes",
         field_path=".dimension",
+    ),
+    CelRule(
+        rule="self.vectorType != 'hybrid' || !has(self.metric) || self.metric == 'dotproduct'",
+        message="hybrid indexes require dotproduct",
+        field_path=".metric",
+    ),
+    CelRule(
+        rule="self.vectorType != 'hybrid' || !has(self.pod)",
+        message="pod-based indexes are dense or sparse; a dense pod-based index with metric dotproduct takes sparse values",
+        field_path=".vectorType",
+    ),
+    CelRule(
+        rule="!has(self.readCapacity) || !has(self.pod)",
+        message="readCapacity applies to serverless and BYOC indexes only",
+        field_path=".readCapacity",
+    ),
+    CelRule(
+        rule=(
+            "!has(self.readCapacity) || (self.readCapacity.mode == 'Dedicated' ? "
+            "(has(self.readCapacity.nodeType) && has(self.readCapacity.replicas) && has(self.readCapacity.shards)) : "
+            "(!has(self.readCapacity.nodeType) && !has(self.readCapacity.replicas) && !has(self.readCapacity.shards)))"
+        ),
+        message="readCapacity: mode Dedicated requires nodeType, replicas and shards; mode OnDemand takes none of them",
+        field_path=".readCapacity",
     ),
     CelRule(
         rule="self.vectorType != 'sparse' || !has(self.dimension)",

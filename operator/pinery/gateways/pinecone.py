@@ -1,4 +1,11 @@
-"""Every call pinery makes to Pinecone goes through here (the SDK, 9.x, API 2025-10).
+"""Every call pinery makes to Pinecone goes through here (the `pinecone` SDK 10.x).
+
+The SDK speaks API 2026-07, and so does the operator, for every call but one: creating the
+indexes 2026-07 refuses to create (pod-based ones, and those made from a collection) goes to
+API 2026-04 (`LEGACY_CREATE_VERSION`, chosen by `pinery.vectorindex.desired.create_request`)
+through the SDK's own HTTP client, configured as the SDK configures its own, so that errors,
+retries and timeouts behave the same. Indexes come back in the 2026-07 `IndexModel` shape
+(`pinery.vectorindex.observed` reads them; a 2026-04 answer is translated).
 
 - one SDK client per API key (keys are never logged; clients are keyed by a hash);
 - a global cap on calls in flight, so that hundreds of VectorIndexes cannot storm Pinecone;
@@ -18,6 +25,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from pinery.vectorindex import observed
+from pinery.vectorindex.desired import LEGACY_CREATE_VERSION, CreateRequest
 from pinery.vectorindex.errors import PineconeFailure, redact
 
 # The SDK retries retryable statuses itself, sleeping in our worker thread while it holds a
@@ -52,19 +61,27 @@ def key_id(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()[:12]
 
 
+# The SDK decodes a schema field that comes without `type` (a legacy metadata field) into a
+# struct tagged with this, which is not on the wire (pinecone/models/indexes/schema.py,
+# UNTYPED_FIELD_TAG, LegacyMetadataField).
+_SDK_UNTYPED_TAG = "__untyped__"
+
+
 def index_to_dict(model: Any) -> dict[str, Any]:
-    """An SDK IndexModel (msgspec Struct) as a REST-shaped dict."""
+    """An SDK IndexModel (a msgspec Struct) as the 2026-07 wire dict. Only the struct's own
+    fields: the deprecated views the SDK computes (`spec`, `dimension`, ...) are not read."""
     import msgspec
 
     data: dict[str, Any] = msgspec.to_builtins(model)
-    spec = data.get("spec") or {}
-    data["spec"] = {k: v for k, v in spec.items() if v is not None}
+    for declared in observed.fields(data).values():
+        if isinstance(declared, dict) and declared.get("type") == _SDK_UNTYPED_TAG:
+            del declared["type"]
     return data
 
 
 def failure_from(exc: BaseException, operation: str, api_key: str) -> PineconeFailure:
     """Reduce any SDK exception to what the operator needs to decide."""
-    from pinecone.errors.exceptions import ApiError, PineconeTimeoutError, PineconeValueError
+    from pinecone.errors.exceptions import ApiError, PineconeTimeoutError, PineconeTypeError, PineconeValueError
 
     message = redact(getattr(exc, "message", None) or str(exc), [api_key])
     if isinstance(exc, ApiError):
@@ -75,7 +92,7 @@ def failure_from(exc: BaseException, operation: str, api_key: str) -> PineconeFa
             message,
             getattr(exc, "retry_after", None),
         )
-    if isinstance(exc, PineconeValueError):
+    if isinstance(exc, (PineconeValueError, PineconeTypeError)):
         return PineconeFailure(operation, 400, "INVALID_ARGUMENT", message)
     if isinstance(exc, (PineconeTimeoutError, TimeoutError)):
         return PineconeFailure(operation, None, "TIMEOUT", message or "timed out")
@@ -96,7 +113,8 @@ class PineconeGateway:
         self.host = host
         self.timeout = timeout
         self._semaphore = asyncio.Semaphore(concurrency)
-        self._clients: OrderedDict[str, Any] = OrderedDict()
+        # key id -> (SDK client, HTTP client of LEGACY_CREATE_VERSION or None until first used)
+        self._clients: OrderedDict[str, list[Any]] = OrderedDict()
         self._clients_lock = threading.Lock()
         self._listings: dict[str, _Listing] = {}
         self._listing_locks: dict[str, asyncio.Lock] = {}
@@ -104,12 +122,27 @@ class PineconeGateway:
         self._on_call = on_call or (lambda operation, outcome: None)
 
     def _client(self, api_key: str) -> Any:
+        return self._entry(api_key)[0]
+
+    def _legacy_http(self, api_key: str) -> Any:
+        """The SDK's HTTP client, on the SDK client's configuration (host, timeout, retries,
+        source tag), sending LEGACY_CREATE_VERSION (the 10.x SDK: pinecone/_client.py builds its
+        own the same way, `HTTPClient(config, CONTROL_PLANE_API_VERSION)`)."""
+        from pinecone._internal.http_client import HTTPClient
+
+        entry = self._entry(api_key)
+        with self._clients_lock:
+            if entry[1] is None:
+                entry[1] = HTTPClient(entry[0].config, LEGACY_CREATE_VERSION)
+            return entry[1]
+
+    def _entry(self, api_key: str) -> list[Any]:
         from pinecone import Pinecone, RetryConfig
 
         kid = key_id(api_key)
         with self._clients_lock:
-            client = self._clients.get(kid)
-            if client is None:
+            entry = self._clients.get(kid)
+            if entry is None:
                 client = Pinecone(
                     api_key=api_key,
                     host=self.host or None,
@@ -118,12 +151,12 @@ class PineconeGateway:
                                              retryable_status_codes=SDK_RETRYABLE_STATUSES),
                     source_tag="pinery",
                 )
-                self._clients[kid] = client
+                entry = self._clients[kid] = [client, None]
                 while len(self._clients) > _MAX_CLIENTS:
                     self._clients.popitem(last=False)
             else:
                 self._clients.move_to_end(kid)
-            return client
+            return entry
 
     async def _call(self, operation: str, api_key: str, fn: Callable[[Any], Any]) -> Any:
         async with self._semaphore:
@@ -139,7 +172,7 @@ class PineconeGateway:
     async def describe(self, api_key: str, name: str) -> dict[str, Any] | None:
         """The index named `name`, or None when Pinecone has none."""
         try:
-            model = await self._call("describe_index", api_key, lambda pc: pc.describe_index(name))
+            model = await self._call("describe_index", api_key, lambda pc: pc.indexes.describe(name))
         except PineconeCallError as exc:
             if exc.failure.status == 404:
                 return None
@@ -148,7 +181,7 @@ class PineconeGateway:
 
     async def list_indexes(self, api_key: str) -> dict[str, dict[str, Any]]:
         """Every index of the key's project, by name."""
-        models = await self._call("list_indexes", api_key, lambda pc: list(pc.list_indexes()))
+        models = await self._call("list_indexes", api_key, lambda pc: list(pc.indexes.list()))
         return {m.name: index_to_dict(m) for m in models}
 
     async def describe_in_sweep(self, api_key: str, name: str, sweep: int) -> dict[str, Any] | None:
@@ -176,34 +209,26 @@ class PineconeGateway:
         if listing is not None:
             listing.stale.add(name)
 
-    async def create(self, api_key: str, request: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, api_key: str, request: CreateRequest) -> dict[str, Any]:
         """Create an index (returns at once; readiness is polled by the caller)."""
-        body = dict(request)
-        model = await self._call(
-            "create_index",
-            api_key,
-            lambda pc: pc.create_index(
-                name=body["name"],
-                spec=body["spec"],
-                dimension=body.get("dimension"),
-                metric=body["metric"],
-                vector_type=body["vector_type"],
-                deletion_protection=body["deletion_protection"],
-                tags=body.get("tags"),
-                timeout=-1,
-            ),
-        )
-        self._changed(api_key, body["name"])
+        body = dict(request.body)
+        if request.route == LEGACY_CREATE_VERSION:
+            answer = await self._call("create_index", api_key,
+                                      lambda pc: self._legacy_http(api_key).post("/indexes", json=body).json())
+            self._changed(api_key, request.name)
+            return observed.from_2025_10(answer)
+        model = await self._call("create_index", api_key, lambda pc: pc.indexes.create(**body, timeout=-1))
+        self._changed(api_key, request.name)
         return index_to_dict(model)
 
     async def configure(self, api_key: str, name: str, changes: dict[str, Any]) -> None:
-        await self._call("configure_index", api_key, lambda pc: pc.configure_index(name, **changes))
+        await self._call("configure_index", api_key, lambda pc: pc.indexes.configure(name, **changes))
         self._changed(api_key, name)
 
     async def delete(self, api_key: str, name: str) -> None:
         """Ask Pinecone to delete the index (returns at once). An absent index is not an error."""
         try:
-            await self._call("delete_index", api_key, lambda pc: pc.delete_index(name, timeout=-1))
+            await self._call("delete_index", api_key, lambda pc: pc.indexes.delete(name, timeout=-1))
         except PineconeCallError as exc:
             if exc.failure.status != 404:
                 raise

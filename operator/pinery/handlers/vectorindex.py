@@ -233,6 +233,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     await _report(
         obj, services, step.ready, step.synced, step.events, cleared=(CREATE_SENT_AT,) if seen else (),
         indexName=index_name if managed else None, type=spec.deployment_type, host=step.host, state=step.state,
+        readCapacity=step.read_capacity,
     )
     if managed and accepted.ANNOTATION not in (meta.get("annotations") or {}):
         record = {"metadata": {"annotations": {accepted.ANNOTATION: accepted.record(spec, index_name)}}}

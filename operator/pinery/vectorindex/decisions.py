@@ -11,11 +11,12 @@ from typing import Any, Literal
 
 from pinery.api.conditions import parse_time
 from pinery.api.vectorindex import VectorIndexSpec
+from pinery.vectorindex import observed
 from pinery.vectorindex.adoption import immutable_differences
 from pinery.vectorindex.desired import configure_changes, create_request
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags
 from pinery.vectorindex.schedule import DEFAULT_TIMING, Timing
-from pinery.vectorindex.status import Cond, Event, condition_events
+from pinery.vectorindex.status import Cond, Event, condition_events, read_capacity_report
 
 Action = Literal["create", "configure", "wait", "none", "refuse"]
 
@@ -30,13 +31,15 @@ class Step:
     action: Action
     ready: Cond
     synced: Cond
-    request: dict[str, Any] = field(default_factory=dict)
+    # The CreateRequest of a create, the configure arguments of a configure.
+    request: Any = field(default_factory=dict)
     # Seconds until the next look (a readiness poll); None means the next resync sweep.
     requeue: float | None = None
     # Events of the action itself, posted once it succeeded (state changes make their own).
     events: tuple[Event, ...] = ()
     host: str | None = None
     state: str | None = None
+    read_capacity: dict[str, Any] | None = None  # status.readCapacity
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,9 @@ class Identity:
 
 
 SCALING_STATES = ("ScalingUp", "ScalingDown", "ScalingUpPodSize", "ScalingDownPodSize")
+# Read capacity states while a change is applied (2025-10 spec, ReadCapacityStatus.state).
+READ_CAPACITY_MOVING = ("Scaling", "Migrating")
+DISABLED = "Disabled"
 
 
 def decide(
@@ -102,27 +108,37 @@ def decide(
         msg = f"index {name} differs from the spec where Pinecone cannot change it in place: " + "; ".join(diffs)
         return _refuse(reason, msg, index)
 
-    status = index.get("status") or {}
-    state, ready = status.get("state"), bool(status.get("ready"))
+    state, ready = observed.status(index)
     host = index.get("host")
+    facts: dict[str, Any] = {"host": host, "state": state, "read_capacity": read_capacity_report(index)}
     if state == "InitializationFailed":
         msg = (
             f"Pinecone could not initialize index {name}; delete this object (the failed index goes "
             "with it) and apply it again, or delete the index in Pinecone to have it created again"
         )
         return _refuse("InitializationFailed", msg, index)
-    if state == "Terminating" or not ready:
+    disabled = state == DISABLED
+    if state == "Terminating" or (not ready and not disabled):
         if state == "Terminating":
             msg = f"index {name} is being deleted outside pinery; it will be created again once it is gone"
         else:
             msg = f"{'waiting for' if owned else 'adopting'} index {name} (Pinecone state {state})"
         waiting: Cond = ("False", "Creating", msg)
-        return Step("wait", waiting, waiting, requeue=timing.poll(polls), host=host, state=state)
+        return Step("wait", waiting, waiting, requeue=timing.poll(polls), **facts)
 
-    serving: Cond = ("True", "IndexReady", f"index {name} is ready at {host}")
+    if disabled:
+        # Dedicated read capacity at 0 replicas (2025-10 spec, ScalingConfigManual.replicas): the
+        # index keeps its data and serves nothing. Not ready, but nothing to wait for either.
+        serving: Cond = ("False", DISABLED, f"index {name} is disabled: its dedicated read capacity has 0 replicas")
+    else:
+        serving = ("True", "IndexReady", f"index {name} is ready at {host}")
     if state in SCALING_STATES:
         msg = f"Pinecone is applying changes to index {name} (state {state})"
-        return Step("wait", serving, ("False", "Configuring", msg), requeue=timing.poll(polls), host=host, state=state)
+        return Step("wait", serving, ("False", "Configuring", msg), requeue=timing.poll(polls), **facts)
+    capacity = (observed.read_capacity(index) or {}).get("status") or {}
+    if capacity.get("state") in READ_CAPACITY_MOVING:
+        msg = f"Pinecone is applying read capacity to index {name} ({_capacity_progress(capacity)})"
+        return Step("wait", serving, ("False", "Configuring", msg), requeue=timing.poll(polls), **facts)
 
     changes = configure_changes(spec, index, who.tags())
     if changes:
@@ -132,10 +148,22 @@ def decide(
             events.insert(0, Event("Normal", "Adopted", f"adopted existing index {name}"))
         return Step(
             "configure", serving, ("False", "Configuring", f"applying {what}"),
-            request=changes, requeue=timing.poll(0), events=tuple(events), host=host, state=state,
+            request=changes, requeue=timing.poll(0), events=tuple(events), **facts,
         )
+    if capacity.get("state") == "Error":
+        msg = (f"Pinecone could not apply the read capacity of index {name}: "
+               f"{capacity.get('error_message') or 'no message'}; change spec.readCapacity")
+        return Step("refuse", serving, ("False", "ReadCapacityFailed", msg), **facts)
 
-    return Step("none", serving, ("True", "InSync", f"index {name} matches the spec"), host=host, state=state)
+    return Step("none", serving, ("True", "InSync", f"index {name} matches the spec"), **facts)
+
+
+def _capacity_progress(capacity: dict[str, Any]) -> str:
+    """`Scaling: 1 replicas, 1 shards serving` for messages."""
+    parts = [str(capacity.get("state"))]
+    serving = [f"{capacity[k]} {k.removeprefix('current_')}" for k in ("current_replicas", "current_shards")
+               if capacity.get(k) is not None]
+    return parts[0] + (f": {', '.join(serving)} serving" if serving else "")
 
 
 def refuse_immutable_change(index_name: str, fields: list[str], detail: str = "") -> Step:
@@ -152,7 +180,8 @@ def refuse_immutable_change(index_name: str, fields: list[str], detail: str = ""
 def _refuse(reason: str, message: str, index: dict[str, Any]) -> Step:
     """A problem only a person can solve: no change in Pinecone; looked at again each sweep."""
     cond: Cond = ("False", reason, message)
-    return Step("refuse", cond, cond, host=index.get("host"), state=(index.get("status") or {}).get("state"))
+    return Step("refuse", cond, cond, host=index.get("host"), state=observed.status(index)[0],
+                read_capacity=read_capacity_report(index))
 
 
 def pass_events(step_events: tuple[Event, ...], old_conditions: list[dict[str, Any]] | None, new_conditions: list[dict[str, Any]]) -> list[Event]:
@@ -167,17 +196,29 @@ def pass_events(step_events: tuple[Event, ...], old_conditions: list[dict[str, A
 
 def describe_changes(changes: dict[str, Any], index: dict[str, Any]) -> str:
     """`replicas 1 -> 3, tags team, deletion protection enabled` for events and messages."""
-    pod = (index.get("spec") or {}).get("pod") or {}
+    placed, scaling = observed.deployment(index), changes.get("deployment") or {}
     parts = []
-    if "replicas" in changes:
-        parts.append(f"replicas {pod.get('replicas')} -> {changes['replicas']}")
-    if "pod_type" in changes:
-        parts.append(f"podType {pod.get('pod_type')} -> {changes['pod_type']}")
+    if "replicas" in scaling:
+        parts.append(f"replicas {placed.get('replicas')} -> {scaling['replicas']}")
+    if "pod_type" in scaling:
+        parts.append(f"podType {placed.get('pod_type')} -> {scaling['pod_type']}")
+    if "read_capacity" in changes:
+        parts.append(f"readCapacity {_capacity_words(observed.read_capacity(index))} -> {_capacity_words(changes['read_capacity'])}")
     if "deletion_protection" in changes:
         parts.append(f"deletion protection {changes['deletion_protection']}")
     if "tags" in changes:
         parts.append("tags " + ", ".join(sorted(changes["tags"])))
     return ", ".join(parts)
+
+
+def _capacity_words(capacity: dict[str, Any] | None) -> str:
+    """`OnDemand`, or `Dedicated b1 2x1` (node type, replicas x shards)."""
+    capacity = capacity or {"mode": "OnDemand"}
+    if capacity.get("mode") != "Dedicated":
+        return str(capacity.get("mode"))
+    dedicated = capacity.get("dedicated") or {}
+    manual = dedicated.get("manual") or {}
+    return f"Dedicated {dedicated.get('node_type')} {manual.get('replicas')}x{manual.get('shards')}"
 
 
 CREATE_SENT_AT = "createSentAt"  # the status field that marks a create whose answer is awaited
@@ -239,7 +280,7 @@ def decide_deletion(
             "delete it in Pinecone if it is no longer needed"
         )
         return DeletionStep("release", Event("Warning", "DeletionProtected", msg))
-    if (index.get("status") or {}).get("state") == "Terminating":
+    if observed.status(index)[0] == "Terminating":
         return DeletionStep("wait", None, requeue=timing.poll(polls))
     return DeletionStep("delete", Event("Normal", "Deleting", f"deleting index {name}"), requeue=timing.poll(0))
 

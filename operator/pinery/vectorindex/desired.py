@@ -1,26 +1,83 @@
-"""What the spec asks of Pinecone: the create request, and the configure changes for drift."""
+"""What the spec asks of Pinecone: the create request, and the configure changes for drift.
+
+Indexes are created through API 2026-07 (`POST /indexes` with a schema and a deployment),
+except those 2026-07 refuses to create: pod-based indexes ("deployment_type 'pod' is not
+supported on this API version") and indexes made from a collection ("Creating an index from
+collection or backup is not yet supported"; both texts quoted by the 10.x SDK's
+pinecone/_internal/index_migration.py). Those go through API 2026-04, the newest version that
+creates them, whose control plane has 2025-10's shapes (pinecone-io/pinecone-api
+2026-04/db_control_2026-04.oas.yaml). Every other call uses 2026-07. docs/vectorindex.md,
+"Pinecone API versions", is the plan.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pinery.api.vectorindex import VectorIndexSpec
+from pinery.vectorindex import observed
+
+# How a create is sent: through 2026-07's `POST /indexes`, or the 2025-10-shaped `POST /indexes`
+# of 2026-04 (pod-based indexes, and indexes made from a collection).
+Route = Literal["2026-07", "2026-04"]
+LEGACY_CREATE_VERSION: Route = "2026-04"
+
+
+@dataclass(frozen=True)
+class CreateRequest:
+    route: Route
+    body: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.body["name"])
 
 
 def protection(enabled: bool) -> str:
     return "enabled" if enabled else "disabled"
 
 
-def deployment_spec(spec: VectorIndexSpec) -> dict[str, Any]:
-    """The `spec` member of a create request (REST shape)."""
+def desired_tags(spec: VectorIndexSpec, owner_tags: dict[str, str]) -> dict[str, str]:
+    """User tags plus ownership tags (users cannot set pinery-* keys, so nothing collides)."""
+    return {**(spec.tags or {}), **owner_tags}
+
+
+def needs_legacy_create(spec: VectorIndexSpec) -> bool:
+    """Whether 2026-07 refuses to create this index (see the module docstring)."""
+    if spec.pod is not None:
+        return True
+    return spec.serverless is not None and bool(spec.serverless.source_collection)
+
+
+def vector_schema(spec: VectorIndexSpec) -> dict[str, Any]:
+    """The 2026-07 `schema` of a vector index: its fields under the reserved names the vectors
+    API addresses, so that the index is served by the vectors API as an index made before
+    2026-07 is (10.x SDK: pinecone/_internal/legacy_index_translation.py legacy_vector_schema;
+    a hybrid index declares both, as 2026-07 refuses sparse values on a dense index without a
+    sparse_vector field: v10-2026-07-db-data-breaking-changes.md)."""
+    fields: dict[str, Any] = {}
+    if spec.vector_type in ("dense", "hybrid"):
+        fields[observed.DENSE_FIELD] = {"type": "dense_vector", "dimension": spec.dimension, "metric": spec.effective_metric}
+    if spec.vector_type in ("sparse", "hybrid"):
+        fields[observed.SPARSE_FIELD] = {"type": "sparse_vector"}
+    return {"fields": fields}
+
+
+def deployment(spec: VectorIndexSpec) -> dict[str, Any]:
+    """The 2026-07 `deployment` of a serverless or BYOC index (pinecone/models/indexes/deployment.py)."""
     if spec.serverless is not None:
-        body: dict[str, Any] = {"cloud": spec.serverless.cloud, "region": spec.serverless.region}
-        if spec.serverless.source_collection:
-            body["source_collection"] = spec.serverless.source_collection
-        return {"serverless": body}
+        return {"deployment_type": "managed", "cloud": spec.serverless.cloud, "region": spec.serverless.region}
+    if spec.byoc is not None:
+        return {"deployment_type": "byoc", "environment": spec.byoc.environment}
+    raise ValueError("pod-based indexes are created through API 2026-04")
+
+
+def legacy_spec(spec: VectorIndexSpec) -> dict[str, Any]:
+    """The `spec` member of a 2025-10-shaped (2026-04) create request."""
     if spec.pod is not None:
         pod = spec.pod
-        body = {
+        body: dict[str, Any] = {
             "environment": pod.environment,
             "pod_type": pod.pod_type,
             "pods": pod.total_pods,
@@ -32,36 +89,56 @@ def deployment_spec(spec: VectorIndexSpec) -> dict[str, Any]:
         if pod.source_collection:
             body["source_collection"] = pod.source_collection
         return {"pod": body}
-    if spec.byoc is not None:
-        return {"byoc": {"environment": spec.byoc.environment}}
-    raise ValueError("spec has no deployment type")  # the model rules make this unreachable
+    if spec.serverless is not None:
+        body = {"cloud": spec.serverless.cloud, "region": spec.serverless.region}
+        if spec.serverless.source_collection:
+            body["source_collection"] = spec.serverless.source_collection
+        if spec.read_capacity is not None:
+            body["read_capacity"] = spec.read_capacity.request()
+        return {"serverless": body}
+    raise ValueError("only pod-based and collection-based indexes are created through API 2026-04")
 
 
-def desired_tags(spec: VectorIndexSpec, owner_tags: dict[str, str]) -> dict[str, str]:
-    """User tags plus ownership tags (users cannot set pinery-* keys, so nothing collides)."""
-    return {**(spec.tags or {}), **owner_tags}
+def create_request(spec: VectorIndexSpec, index_name: str, owner_tags: dict[str, str]) -> CreateRequest:
+    """The create call for this spec: which API version, and its body."""
+    common: dict[str, Any] = {"name": index_name, "deletion_protection": protection(spec.deletion_protection),
+              "tags": desired_tags(spec, owner_tags)}
+    if needs_legacy_create(spec):
+        body = {**common, "metric": spec.effective_metric, "spec": legacy_spec(spec),
+                # 2025-10 has no hybrid type: a dense dotproduct index takes sparse values there.
+                "vector_type": "sparse" if spec.vector_type == "sparse" else "dense"}
+        if spec.dimension is not None:
+            body["dimension"] = spec.dimension
+        return CreateRequest(LEGACY_CREATE_VERSION, body)
+    body = {**common, "schema": vector_schema(spec), "deployment": deployment(spec)}
+    if spec.read_capacity is not None:
+        body["read_capacity"] = spec.read_capacity.request()
+    return CreateRequest("2026-07", body)
 
 
-def create_request(spec: VectorIndexSpec, index_name: str, owner_tags: dict[str, str]) -> dict[str, Any]:
-    """The body of Pinecone's create_index for this spec."""
-    request: dict[str, Any] = {
-        "name": index_name,
-        "metric": spec.effective_metric,
-        "vector_type": spec.vector_type,
-        "deletion_protection": protection(spec.deletion_protection),
-        "tags": desired_tags(spec, owner_tags),
-        "spec": deployment_spec(spec),
-    }
-    if spec.dimension is not None:
-        request["dimension"] = spec.dimension
-    return request
+def read_capacity_differs(spec: VectorIndexSpec, index: dict[str, Any]) -> bool:
+    """Whether the index's read capacity setting differs from the spec's (an unset spec
+    field leaves it as it is)."""
+    if spec.read_capacity is None:
+        return False
+    current = observed.read_capacity(index) or {"mode": "OnDemand"}
+    wanted = spec.read_capacity.request()
+    if current.get("mode") != wanted["mode"]:
+        return True
+    if wanted["mode"] == "OnDemand":
+        return False
+    have, want = current.get("dedicated") or {}, wanted["dedicated"]
+    return (have.get("node_type"), (have.get("manual") or {}).get("replicas"), (have.get("manual") or {}).get("shards")) != (
+        want["node_type"], want["manual"]["replicas"], want["manual"]["shards"])
 
 
 def configure_changes(spec: VectorIndexSpec, index: dict[str, Any], owner_tags: dict[str, str]) -> dict[str, Any]:
-    """The arguments of one configure_index call that brings `index` to the spec ({} if none).
+    """The arguments of one 2026-07 configure call that brings `index` to the spec ({} if none).
 
     Tags are fully managed: keys on the index that the spec does not declare are removed
     (Pinecone removes a tag when it is set to ""), so that deleting a key in Git deletes it.
+    Pod scaling goes under `deployment` and read capacity at the top level, as 2026-07's
+    ConfigureIndexRequest has them (v10-2026-07-index-model.md, "configure_index").
     """
     changes: dict[str, Any] = {}
     wanted_protection = protection(spec.deletion_protection)
@@ -75,10 +152,16 @@ def configure_changes(spec: VectorIndexSpec, index: dict[str, Any], owner_tags: 
     if tag_changes:
         changes["tags"] = tag_changes
 
-    pod = (index.get("spec") or {}).get("pod")
-    if spec.pod is not None and pod is not None:
-        if pod.get("replicas") != spec.pod.replicas:
-            changes["replicas"] = spec.pod.replicas
-        if pod.get("pod_type") != spec.pod.pod_type:
-            changes["pod_type"] = spec.pod.pod_type
+    placed = observed.deployment(index)
+    if spec.pod is not None and observed.deployment_type(index) == "pod":
+        scaling: dict[str, Any] = {}
+        if placed.get("replicas") != spec.pod.replicas:
+            scaling["replicas"] = spec.pod.replicas
+        if placed.get("pod_type") != spec.pod.pod_type:
+            scaling["pod_type"] = spec.pod.pod_type
+        if scaling:
+            changes["deployment"] = scaling
+    if spec.read_capacity is not None and observed.deployment_type(index) in ("serverless", "byoc"):
+        if read_capacity_differs(spec, index):
+            changes["read_capacity"] = spec.read_capacity.request()
     return changes

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pinery.api.conditions import ConditionStatus, get_condition, set_condition
+from pinery.vectorindex import observed
 
 READY = "Ready"
 SYNCED = "Synced"
@@ -25,6 +26,7 @@ TERMINAL_REASONS = frozenset(
         "QuotaExceeded",
         "Forbidden",
         "SecretNotFound",
+        "ReadCapacityFailed",
     }
 )
 # Reasons the operator recovers from by itself: the phase is Error while they last.
@@ -51,9 +53,23 @@ def phase(conditions: list[dict[str, Any]] | None, deleting: bool = False) -> st
     ready, synced = get_condition(conditions, READY), get_condition(conditions, SYNCED)
     if ready and ready.get("status") == "True":
         return "Ready" if synced and synced.get("status") == "True" else "Updating"
+    if ready and ready.get("reason") == "Disabled":  # a change that re-enables it shows as Updating
+        return "Disabled" if synced and synced.get("status") == "True" else "Updating"
     if ready and ready.get("reason") == "Creating":
         return "Creating"
     return "Pending"
+
+
+def read_capacity_report(index: dict[str, Any]) -> dict[str, Any] | None:
+    """status.readCapacity from the index's read capacity (None for a pod-based index)."""
+    capacity = observed.read_capacity(index)
+    if not capacity:
+        return None
+    found, dedicated = capacity.get("status") or {}, capacity.get("dedicated") or {}
+    report = {"mode": capacity.get("mode"), "nodeType": dedicated.get("node_type"), "state": found.get("state"),
+              "currentReplicas": found.get("current_replicas"), "currentShards": found.get("current_shards"),
+              "message": found.get("error_message")}
+    return {k: v for k, v in report.items() if v is not None}
 
 
 def next_status(old: dict[str, Any] | None, generation: int | None, ready: Cond, synced: Cond,

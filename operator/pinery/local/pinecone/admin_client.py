@@ -55,7 +55,7 @@ class EmulatorAdmin:
 
     def requests(self, since: int = 0) -> list[dict]:
         """The request log (oldest first): operation, index, arrived, answered (epoch seconds),
-        status (0: dropped) and retryAfter of each request after sequence number `since`."""
+        status (0: dropped), retryAfter and apiVersion (the header sent) of each request after sequence number `since`."""
         return self._call("GET", f"/requests?since={int(since)}")["requests"]
 
     # settings

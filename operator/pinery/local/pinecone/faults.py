@@ -124,12 +124,14 @@ class Faults:
         self.responses[operation][str(status)] += 1
 
     def record(self, operation: str, index: str | None, arrived: float, answered: float, status: int,
-               retry_after: str | None = None) -> None:
-        """Log one answered (or dropped: status 0) request; times are the emulator's wall clock."""
+               retry_after: str | None = None, api_version: str | None = None) -> None:
+        """Log one answered (or dropped: status 0) request; times are the emulator's wall clock;
+        `api_version` is the version header as the client sent it."""
         self.logged += 1
         self.log.append({
             "seq": self.logged, "operation": operation, "index": index, "arrived": arrived,
             "answered": answered, "status": status, "retryAfter": _seconds(retry_after),
+            "apiVersion": api_version,
         })
 
     def requests_since(self, seq: int = 0) -> dict[str, Any]:

@@ -64,6 +64,7 @@ class PineconeEmulator:
         *,
         api_keys: Mapping[str, str] | None = None,
         scale_delay: float | None = None,
+        read_capacity_delay: float | None = None,
         terminate_delay: float | None = None,
         collection_delay: float | None = None,
         backup_delay: float | None = None,
@@ -84,6 +85,7 @@ class PineconeEmulator:
         self.settings = Settings(
             ready_delay=ready_delay,
             scale_delay=ready_delay if scale_delay is None else scale_delay,
+            read_capacity_delay=ready_delay if read_capacity_delay is None else read_capacity_delay,
             terminate_delay=ready_delay if terminate_delay is None else terminate_delay,
             collection_delay=ready_delay if collection_delay is None else collection_delay,
             backup_delay=ready_delay if backup_delay is None else backup_delay,
@@ -157,7 +159,8 @@ class PineconeEmulator:
                 await asyncio.sleep(decision.delay)
             if decision.drop:
                 self.faults.count_response(operation, 0)
-                self.faults.record(operation, await _index_of(request, operation), arrived, time.time(), 0)
+                self.faults.record(operation, await _index_of(request, operation), arrived, time.time(), 0,
+                                   api_version=request.headers.get(versions.HEADER))
                 if request.transport is not None:
                     request.transport.abort()
                 raise asyncio.CancelledError()
@@ -188,7 +191,7 @@ class PineconeEmulator:
             response = web.json_response(failure.data_body() if plane == "data" else failure.control_body(), status=500)
         self.faults.count_response(operation, response.status)
         self.faults.record(operation, await _index_of(request, operation), arrived, time.time(), response.status,
-                           response.headers.get("Retry-After"))
+                           response.headers.get("Retry-After"), request.headers.get(versions.HEADER))
         if self.exchanges is not None:
             await self._record(request, response, operation, plane)
         return response
