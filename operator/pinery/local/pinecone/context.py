@@ -27,6 +27,7 @@ class Settings:
 
     ready_delay: float = 1.0
     scale_delay: float = 1.0
+    read_capacity_delay: float = 1.0  # how long dedicated read capacity is Scaling or Migrating
     terminate_delay: float = 1.0
     collection_delay: float = 1.0
     backup_delay: float = 1.0

@@ -152,6 +152,21 @@ def _configure_pod(rec: IndexRecord, change: dict[str, Any]) -> str | None:
     return state
 
 
+def _configure_read_capacity(rec: IndexRecord, desired: dict[str, Any], delay: float) -> None:
+    """Ask for new read capacity (2025-10 `spec.serverless|byoc.read_capacity`, 2026-07 top-level
+    `read_capacity`): the spec shows it at once, the status goes `Scaling` or `Migrating` with the
+    counts still in effect until `delay` has passed (transitions.read_capacity_configure). Asking
+    again for what is already asked leaves a change under way as it is; asking for something else
+    starts over from what is in effect."""
+    if desired == rec.read_capacity:
+        return
+    in_effect = rec.read_capacity_in_effect
+    rec.read_capacity_state, rec.read_capacity_schedule = transitions.read_capacity_configure(
+        in_effect, desired, time.time(), delay)
+    rec.read_capacity_applied = in_effect if rec.read_capacity_schedule else None
+    rec.spec[rec.kind]["read_capacity"] = desired
+
+
 async def configure_index(request: web.Request) -> web.Response:
     store, rec = context.store(request), _index(request)
     body = await _body(request)
@@ -169,7 +184,7 @@ async def configure_index(request: web.Request) -> web.Response:
                 rec.state = scaling
                 rec.schedule = transitions.after(time.time(), ("Ready", context.settings(request).scale_delay))
         elif inner["read_capacity"] is not None:
-            rec.spec[kind]["read_capacity"] = inner["read_capacity"]
+            _configure_read_capacity(rec, inner["read_capacity"], context.settings(request).read_capacity_delay)
     if "embed" in change:
         if not rec.embed:
             raise bad_request(f"Index {rec.name} has no integrated embedding to configure.")

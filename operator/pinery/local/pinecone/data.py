@@ -57,8 +57,9 @@ def _target(request: web.Request) -> tuple[IndexRecord, IndexData]:
     rec = store.indexes.get((project, name))
     if rec is None:
         raise not_found(f"Index {name} not found.")
-    if not transitions.ready(rec.state):
-        raise ApiError(503, f"Index {name} is not ready (state {rec.state}).", "UNAVAILABLE")
+    state = rec.status_state  # `Disabled` (0 dedicated read replicas) is not ready either
+    if not transitions.ready(state):
+        raise ApiError(503, f"Index {name} is not ready (state {state}).", "UNAVAILABLE")
     return rec, store.data.setdefault(rec.id, IndexData(rec.dimension))
 
 

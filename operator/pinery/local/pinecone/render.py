@@ -19,27 +19,47 @@ def index_host(base_url: str, project: str, name: str) -> str:
     return f"{base_url}/index/{project}/{name}"
 
 
-def read_capacity(raw: dict[str, Any]) -> dict[str, Any]:
-    out = {"mode": raw["mode"], "status": {"state": "Ready"}}
+def read_capacity(raw: dict[str, Any], state: str = transitions.READ_CAPACITY_READY,
+                  in_effect: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`ReadCapacityOnDemandSpecResponse`/`ReadCapacityDedicatedSpecResponse` (2025-10 spec): `mode`
+    and `dedicated` as asked for (`raw`), `status` of what is in effect (`in_effect`, default `raw`):
+    `current_replicas`/`current_shards` keep the old counts while `state` is `Scaling` or
+    `Migrating` (transitions.py), and are absent while on-demand capacity is in effect."""
+    out: dict[str, Any] = {"mode": raw["mode"], "status": {"state": state}}
     if raw["mode"] == "Dedicated":
         out["dedicated"] = raw["dedicated"]
-        manual = raw["dedicated"].get("manual", {})
-        out["status"].update(current_replicas=manual.get("replicas", 1), current_shards=manual.get("shards", 1))
+    counts = transitions.manual_counts(in_effect or raw)
+    if counts is not None:
+        out["status"].update(current_replicas=counts[0], current_shards=counts[1])
     return out
+
+
+def index_read_capacity(rec: IndexRecord) -> dict[str, Any] | None:
+    """The read capacity of an index as its IndexModel shows it (None for pod indexes)."""
+    raw = rec.read_capacity
+    if raw is None:
+        return None
+    return read_capacity(raw, rec.read_capacity_state, rec.read_capacity_in_effect)
+
+
+def index_status(rec: IndexRecord) -> dict[str, Any]:
+    """`IndexModel.status`: `Disabled` (0 dedicated replicas in effect) is not ready (transitions.py)."""
+    state = rec.status_state
+    return {"ready": transitions.ready(state), "state": state}
 
 
 def index(rec: IndexRecord, base_url: str) -> dict[str, Any]:
     kind, inner = next(iter(rec.spec.items()))
     spec = dict(inner)
     if "read_capacity" in spec:
-        spec["read_capacity"] = read_capacity(spec["read_capacity"])
+        spec["read_capacity"] = index_read_capacity(rec)
     body: dict[str, Any] = {
         "name": rec.name,
         "metric": rec.metric,
         "host": index_host(base_url, rec.project, rec.name),
         "deletion_protection": rec.deletion_protection,
         "spec": {kind: spec},
-        "status": {"ready": transitions.ready(rec.state), "state": rec.state},
+        "status": index_status(rec),
         "vector_type": rec.vector_type,
     }
     if rec.dimension is not None:

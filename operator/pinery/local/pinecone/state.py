@@ -41,10 +41,30 @@ class IndexRecord:
     typed_schema: dict[str, Any] | None = None
     cmek_id: str | None = None
     source_backup_id: str | None = None
+    # Dedicated read capacity (transitions.py): the spec's `read_capacity` is what was asked for;
+    # while a change is under way, `read_capacity_applied` is what is still in effect (None: the
+    # spec's) and `read_capacity_state` is `Scaling` or `Migrating` until its schedule says `Ready`.
+    read_capacity_state: str = transitions.READ_CAPACITY_READY
+    read_capacity_schedule: list = field(default_factory=list)
+    read_capacity_applied: dict[str, Any] | None = None
 
     @property
     def kind(self) -> str:
         return next(iter(self.spec))
+
+    @property
+    def read_capacity(self) -> dict[str, Any] | None:
+        """The read capacity asked for (None for pod indexes)."""
+        return self.spec[self.kind].get("read_capacity") if self.kind != "pod" else None
+
+    @property
+    def read_capacity_in_effect(self) -> dict[str, Any] | None:
+        return self.read_capacity_applied or self.read_capacity
+
+    @property
+    def status_state(self) -> str | None:
+        """`status.state` as the IndexModel reports it: `Disabled` once 0 dedicated replicas are in effect."""
+        return transitions.index_state(self.state, self.read_capacity_in_effect)
 
 
 @dataclass
@@ -223,6 +243,13 @@ class Store:
         now = time.time() if now is None else now
         changed = False
         for key, rec in list(self.indexes.items()):
+            capacity, rec.read_capacity_schedule[:] = transitions.settle(
+                rec.read_capacity_state, rec.read_capacity_schedule, now)
+            if capacity != rec.read_capacity_state:
+                changed = True
+                rec.read_capacity_state = capacity or transitions.READ_CAPACITY_READY
+                if rec.read_capacity_state == transitions.READ_CAPACITY_READY:
+                    rec.read_capacity_applied = None  # the change is in effect
             state, rec.schedule[:] = transitions.settle(rec.state, rec.schedule, now)
             if state != rec.state:
                 changed = True

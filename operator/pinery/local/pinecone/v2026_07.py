@@ -517,12 +517,14 @@ def check_from_backup(body: Any) -> None:
 
 
 # -- responses ---------------------------------------------------------------------------------
-def read_capacity(raw: dict[str, Any] | None) -> dict[str, Any] | None:
+def read_capacity(raw: dict[str, Any] | None, state: str = transitions.READ_CAPACITY_READY,
+                  in_effect: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """pinecone/models/indexes/read_capacity.py; `current_*` always present, null for on-demand
-    (v10-2026-07-index-model.md "Behavior notes")."""
+    (v10-2026-07-index-model.md "Behavior notes"). The same record as 2025-10's
+    (render.read_capacity): `state` Scaling/Migrating with the old counts until a change is in effect."""
     if raw is None:
         return None
-    out = render.read_capacity(raw)
+    out = render.read_capacity(raw, state, in_effect)
     out["status"].setdefault("current_shards", None)
     out["status"].setdefault("current_replicas", None)
     return out
@@ -546,11 +548,12 @@ def index(rec: Any, base_url: str) -> dict[str, Any]:
     return {
         "name": rec.name,
         "host": render.index_host(base_url, rec.project, rec.name),
-        "status": {"ready": transitions.ready(rec.state), "state": rec.state},
+        "status": render.index_status(rec),
         "schema": render_schema(record_schema(rec)),
         "deployment": deployment(rec.spec),
         "deletion_protection": rec.deletion_protection,
-        "read_capacity": read_capacity(inner.get("read_capacity")) if rec.kind != "pod" else None,
+        "read_capacity": (read_capacity(inner.get("read_capacity"), rec.read_capacity_state,
+                                        rec.read_capacity_in_effect) if rec.kind != "pod" else None),
         "tags": dict(rec.tags) if rec.tags else None,
         "source_collection": inner.get("source_collection"),
         "source_backup_id": getattr(rec, "source_backup_id", None),
