@@ -47,6 +47,34 @@ def compat_python(name: str) -> Path:
     return python
 
 
+def without_pythonpath(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default os.environ) without PYTHONPATH, for a client venv's python: in `make test`'s
+    sdk9 run PYTHONPATH puts the 9.x SDK overlay before that venv's own `pinecone`."""
+    return {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONPATH"}
+
+
+# --- the 9.x SDK tests (marker `sdk9`; compat/overlay.py, docs/architecture.md "Tests") --------
+
+SDK9_HINT = ("`make test` runs the sdk9 tests in a second run with the 9.1.0 overlay: "
+             "`python compat/overlay.py`, then `PYTHONPATH=.compat-venvs/pinecone-9-overlay python -m pytest -m sdk9`")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked sdk9 needs the 9.x `pinecone` SDK in this process: without it the test skips,
+    and in CI it fails (nothing is skipped there for lack of a tool)."""
+    if item.get_closest_marker("sdk9") is None:
+        return
+    import pinecone
+
+    version = getattr(pinecone, "__version__", "unknown")
+    if version.split(".")[0] == "9":
+        return
+    reason = f"marked sdk9: needs the pinecone 9.x SDK, this process imports {version}; {SDK9_HINT}"
+    if IN_CI:
+        pytest.fail(reason + "; CI must not skip it", pytrace=False)
+    pytest.skip(reason)
+
+
 def run_pinery(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the `pinery` CLI as a user would, in a subprocess."""
     return subprocess.run(
