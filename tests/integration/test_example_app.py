@@ -13,9 +13,10 @@ from tests.support.emulator import TEST_API_KEY
 from tests.support.example_app import run_app
 
 
-@pytest.fixture(params=["pinecone-9", "pinecone-10"])
+@pytest.fixture(params=[pytest.param("pinecone-9", marks=pytest.mark.sdk9), "pinecone-10"])
 def app_python(request) -> str:
-    """The app under pinery's own SDK (9.x, API 2025-10) and under the newest, 10.x (API 2026-07)."""
+    """The app under the 9.x SDK (API 2025-10: this process's `pinecone`, the 9.1.0 overlay in
+    `make test`'s sdk9 run) and under 10.x (API 2026-07, its client venv)."""
     return sys.executable if request.param == "pinecone-9" else str(compat_python(request.param))
 
 

@@ -17,6 +17,9 @@ from pinecone.errors.exceptions import (
 
 from tests.support.emulator import TEST_API_KEY
 
+# The 9.x SDK against API 2025-10: `make test` runs this with the 9.1.0 overlay (compat/overlay.py).
+pytestmark = pytest.mark.sdk9
+
 SERVERLESS = ServerlessSpec(cloud="aws", region="us-east-1")
 
 

@@ -1,4 +1,4 @@
-"""The real `pinecone` SDK against the emulator's data plane, through the host the control plane reports."""
+"""The real `pinecone` SDK (9.x, API 2025-10) against the emulator's data plane, through the host the control plane reports."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 from pinecone import PodSpec, ServerlessSpec
 from pinecone.errors.exceptions import ApiError, NotFoundError
+
+# The 9.x SDK against API 2025-10: `make test` runs this with the 9.1.0 overlay (compat/overlay.py).
+pytestmark = pytest.mark.sdk9
 
 SERVERLESS = ServerlessSpec(cloud="aws", region="us-east-1")
 

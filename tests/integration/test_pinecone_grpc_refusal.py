@@ -2,7 +2,7 @@
 
 Raw sockets check both detections (the HTTP/2 client preface answered with gRPC status
 UNIMPLEMENTED, a TLS ClientHello logged and closed) and that HTTP/1.1 still gets through; then
-the real gRPC clients: SDK 9.1's built-in one, and 7.x's grpcio one in the client venv
+the real gRPC clients: SDK 9.1's built-in one (marked sdk9), and 7.x's grpcio one in the client venv
 `pinecone-7-grpc` that compat/run.py makes (compat/clients.py; `make test` makes it first), found
 and skipped without it by tests.conftest.compat_python.
 """
@@ -22,7 +22,7 @@ import pytest
 from pinecone import ServerlessSpec
 
 from pinery.local.pinecone import grpc_refusal
-from tests.conftest import compat_python
+from tests.conftest import compat_python, without_pythonpath
 from tests.support.emulator import TEST_API_KEY
 
 ADVICE = "local mode serves the Pinecone data plane over REST only; create the index client without grpc"
@@ -171,6 +171,7 @@ def index_host(pinecone_client):
                                         timeout=5).host
 
 
+@pytest.mark.sdk9  # `make test` runs it with the 9.1.0 overlay (compat/overlay.py)
 def test_sdk_9_grpc_client_plaintext_gets_the_advice(pinecone_client, index_host):
     from pinecone.errors.exceptions import PineconeConnectionError, PineconeError
     from pinecone.grpc import GrpcIndex
@@ -212,7 +213,7 @@ def test_sdk_7_grpc_client(pinecone_emulator, index_host):
 
     def run(target, mode):
         done = subprocess.run([str(python), "-c", SDK_7_SCRIPT, pinecone_emulator.url, target, mode,
-                               TEST_API_KEY], capture_output=True, text=True, timeout=60, check=True)
+                               TEST_API_KEY], capture_output=True, text=True, timeout=60, check=True, env=without_pythonpath())
         return done.stdout.strip()
 
     bare = f"127.0.0.1:{pinecone_emulator.port}"  # grpcio needs host:port; it cannot use the reported URL

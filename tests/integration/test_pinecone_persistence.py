@@ -1,4 +1,5 @@
-"""State survives restarts: indexes, their hosts, vectors, collections, backups and pending transitions."""
+"""State survives restarts: indexes, their hosts, vectors, collections, backups and pending transitions (seen
+through the `pinecone` 9.x SDK, API 2025-10)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import subprocess
 import sys
 import time
 
+import pytest
 from pinecone import Pinecone, PodSpec, ServerlessSpec
 
 from tests.conftest import REPO_ROOT
 from tests.support.emulator import TEST_API_KEY
+
+# The 9.x SDK against API 2025-10: `make test` runs this with the 9.1.0 overlay (compat/overlay.py).
+pytestmark = pytest.mark.sdk9
 
 
 def free_port() -> int:
