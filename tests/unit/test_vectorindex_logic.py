@@ -551,6 +551,11 @@ def test_next_status_keeps_facts_and_transition_times():
     assert status_changes({**first, "host": "h"}, ready).keys() == {"conditions", "phase", "observedGeneration"}
     again = next_status({**first, **ready}, 2, ("True", "IndexReady", "ok"), ("True", "InSync", "ok"))
     assert status_changes({**first, **ready}, again) == {}
+    # a merge patch merges objects: keys readCapacity lost are sent as null
+    dedicated_status = {"mode": "Dedicated", "nodeType": "b1", "state": "Ready", "currentReplicas": 1}
+    on_demand = next_status(again, 2, ("True", "IndexReady", "ok"), ("True", "InSync", "ok"), readCapacity={"mode": "OnDemand", "state": "Ready"})
+    assert status_changes({**again, "readCapacity": dedicated_status}, on_demand) == {
+        "readCapacity": {"mode": "OnDemand", "state": "Ready", "nodeType": None, "currentReplicas": None}}
 
 
 def test_condition_events_name_each_change_once():

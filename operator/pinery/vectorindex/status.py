@@ -91,9 +91,18 @@ def next_status(old: dict[str, Any] | None, generation: int | None, ready: Cond,
 
 
 def status_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    """The members of `new` that differ from `old` (what a merge patch must carry)."""
+    """The members of `new` that differ from `old`: what a merge patch must carry. A merge patch
+    merges objects, so a key an object member (readCapacity) no longer has is sent as null."""
     old = old or {}
-    return {k: v for k, v in new.items() if old.get(k) != v}
+    changes = {}
+    for key, value in new.items():
+        if old.get(key) == value:
+            continue
+        before = old.get(key)
+        if isinstance(value, dict) and isinstance(before, dict):
+            value = {**{k: None for k in before if k not in value}, **value}
+        changes[key] = value
+    return changes
 
 
 def condition_events(old: list[dict[str, Any]] | None, new: list[dict[str, Any]]) -> list[Event]:
