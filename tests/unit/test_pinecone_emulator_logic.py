@@ -270,11 +270,13 @@ def test_the_request_log_is_bounded_and_read_from_a_sequence_number(monkeypatch)
     monkeypatch.setattr("pinery.local.pinecone.faults.LOG_SIZE", 3)
     faults = Faults(0)
     for i in range(5):
-        faults.record("describe_index", f"i{i}", 10.0 + i, 10.5 + i, 429 if i == 4 else 200, "2" if i == 4 else None)
+        faults.record("describe_index", f"i{i}", 10.0 + i, 10.5 + i, 429 if i == 4 else 200, "2" if i == 4 else None,
+                      api_version="2026-07" if i == 4 else None)
     page = faults.requests_since(0)
     assert [e["seq"] for e in page["requests"]] == [3, 4, 5] and page["logged"] == 5 and page["lost"] == 2
     assert page["requests"][-1] == {"seq": 5, "operation": "describe_index", "index": "i4", "arrived": 14.0,
-                                    "answered": 14.5, "status": 429, "retryAfter": 2.0}
+                                    "answered": 14.5, "status": 429, "retryAfter": 2.0,
+                                    "apiVersion": "2026-07"}
     assert faults.requests_since(4)["requests"][0]["index"] == "i4" and faults.requests_since(4)["lost"] == 0
     faults.reset_stats()
     assert faults.requests_since(0) == {"requests": [], "logged": 0, "lost": 0}
