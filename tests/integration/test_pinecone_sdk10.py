@@ -1,8 +1,8 @@
 """The real `pinecone` 10.x SDK (API 2026-07) against the emulator, in its own venv.
 
-10.x cannot share a venv with the 9.x SDK the other tests import, so the flow
-(tests/integration/sdk10_flow.py) runs in `.compat-venvs/pinecone-10` as a subprocess against an
-emulator started here (`make test` makes that venv; tests.conftest.compat_python).
+The flow (tests/integration/sdk10_flow.py) runs in `.compat-venvs/pinecone-10`, the exact pins a
+user's application would have, as a subprocess against an emulator started here (`make test`
+makes that venv; tests.conftest.compat_python). The operator itself runs on 10.x in .venv.
 """
 
 from __future__ import annotations
