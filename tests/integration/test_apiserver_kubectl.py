@@ -33,9 +33,10 @@ def test_apply_get_describe_delete(plane):
     assert sorted(applied.stdout.split("\n")[:-1]) == sorted([
         "fsdpjob.pinery.dev/tiny-fsdp created", "fsdpjob.pinery.dev/allreduce-smoke created",
         "vectorindex.pinery.dev/product-catalog created", "vectorindex.pinery.dev/docs-search created",
+        "vectorindex.pinery.dev/products-hybrid created",
     ])
     again = plane.kubectl("apply", "-f", str(EXAMPLES))
-    assert again.stdout.count("unchanged") == 4
+    assert again.stdout.count("unchanged") == 5
 
     table = plane.kubectl("get", "fsdpjobs").stdout.splitlines()
     assert table[0].split() == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE"]

@@ -15,8 +15,10 @@ import json
 
 import pytest
 
+from pinery.api.vectorindex import VectorIndexSpec
 from pinery.gateways.pinecone import PineconeCallError, PineconeGateway
 from pinery.local.pinecone import EmulatorAdmin
+from pinery.vectorindex.desired import create_request
 from tests.support.emulator import TEST_API_KEY
 from tests.support.operator_harness import put_secret, running_operator
 from tests.support.secret_scan import leaks
@@ -59,8 +61,8 @@ def gateway_errors(url: str) -> list[str]:
         for key in KEYS:
             try:
                 await PineconeGateway(url).describe(key, "no-such-index")
-                await PineconeGateway(url).create(key, {"name": "x", "metric": "cosine", "vector_type": "dense",
-                                                        "deletion_protection": "disabled", "spec": {"serverless": {"cloud": "aws", "region": "mars-1"}}})
+                nowhere = VectorIndexSpec.model_validate({"dimension": 8, "serverless": {"cloud": "aws", "region": "mars-1"}})
+                await PineconeGateway(url).create(key, create_request(nowhere, "x", {"team": "a"}))
             except PineconeCallError as exc:
                 out += [str(exc), repr(exc), exc.failure.message]
         return out

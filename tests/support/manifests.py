@@ -136,9 +136,22 @@ def vectorindex_specs(draw, overrides: Overrides | None = None) -> dict:
         spec[deployment] = draw(values(schema["properties"][deployment], deployment, overrides))
     if deployment == "pod":
         spec["vectorType"] = "dense"
+        spec.pop("readCapacity", None)  # serverless and BYOC only
         pod = spec["pod"]
         if "pods" in pod:
             pod["pods"] = pod.get("replicas", 1) * pod.get("shards", 1)
+    capacity = spec.get("readCapacity")
+    if capacity is not None:  # Dedicated names all three of nodeType/replicas/shards, OnDemand none
+        dedicated = ("nodeType", "replicas", "shards")
+        if capacity["mode"] == "OnDemand":
+            spec["readCapacity"] = {"mode": "OnDemand"}
+        else:
+            rc_schema = schema["properties"]["readCapacity"]["properties"]
+            for name in dedicated:
+                if name not in capacity:
+                    capacity[name] = draw(values(rc_schema[name], f"readCapacity.{name}", overrides))
+    if spec.get("vectorType") == "hybrid" and "metric" in spec:
+        spec["metric"] = "dotproduct"
     if spec.get("vectorType", "dense") == "sparse":
         spec.pop("dimension", None)
         if "metric" in spec:
@@ -401,7 +414,8 @@ def bad_name(draw, doc: dict) -> Invalid:
 def vectorindex_rule(draw, doc: dict) -> Invalid:
     spec = doc["spec"]
     rule = draw(st.sampled_from(["two-types", "no-type", "sparse-dimension", "sparse-metric", "sparse-pod", "dense-no-dimension",
-                                 "reserved-tag", "pods-product"]))
+                                 "reserved-tag", "pods-product", "hybrid-metric", "hybrid-pod", "capacity-pod",
+                                 "capacity-incomplete", "capacity-on-demand-sized"]))
     for kind in ("serverless", "pod", "byoc"):
         spec.pop(kind, None)
     serverless = {"cloud": "aws", "region": "us-east-1"}
@@ -425,8 +439,32 @@ def vectorindex_rule(draw, doc: dict) -> Invalid:
         del spec["serverless"]
         spec["pod"] = {"environment": "us-east1-gcp"}
         return Invalid(doc, "spec.pod", rule)
+    spec.pop("readCapacity", None)
+    if rule.startswith("hybrid"):
+        spec.update(vectorType="hybrid", dimension=8)
+        spec.pop("metric", None)
+        if rule == "hybrid-metric":
+            spec["metric"] = draw(st.sampled_from(["cosine", "euclidean"]))
+            return Invalid(doc, "spec.metric", rule)
+        del spec["serverless"]
+        spec["pod"] = {"environment": "us-east1-gcp"}
+        return Invalid(doc, "spec.vectorType", rule)
     spec["vectorType"] = "dense"
     spec.setdefault("dimension", 8)
+    if rule.startswith("capacity"):
+        if rule == "capacity-pod":
+            del spec["serverless"]
+            spec["pod"] = {"environment": "us-east1-gcp"}
+            spec["readCapacity"] = {"mode": "OnDemand"}
+        elif rule == "capacity-incomplete":
+            full = {"mode": "Dedicated", "nodeType": "b1", "replicas": 1, "shards": 1}
+            del full[draw(st.sampled_from(["nodeType", "replicas", "shards"]))]
+            spec["readCapacity"] = full
+        else:
+            spec["readCapacity"] = {"mode": "OnDemand", draw(st.sampled_from(["nodeType", "replicas", "shards"])): 1}
+            if "nodeType" in spec["readCapacity"]:
+                spec["readCapacity"]["nodeType"] = "t1"
+        return Invalid(doc, "spec.readCapacity", rule)
     if rule == "dense-no-dimension":
         del spec["dimension"]
         return Invalid(doc, "spec.dimension", rule)

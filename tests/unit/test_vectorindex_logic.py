@@ -181,6 +181,7 @@ def test_configure_changes(the_spec, the_index, expected):
         (pod_spec(metadataConfig={"indexed": ["a"]}), pod_index(), ["pod.metadataConfig.indexed"]),
         (pod_spec(metadataConfig={"indexed": ["b", "a"]}), pod_index(metadata=("a", "b")), []),
         (pod_spec(), pod_index(metadata=("a",)), ["pod.metadataConfig.indexed"]),
+        (pod_spec(metadataConfig={"indexed": []}), pod_index(), []),  # found by the operator fuzz test
         (spec(vectorType="hybrid"), index(fields={"_values": dense(metric="dotproduct")}), ["vectorType"]),
         (spec(vectorType="hybrid"), index(fields={"_values": dense(metric="dotproduct"), "_sparse_values": {"type": "sparse_vector"}}), []),
         (spec(metric="dotproduct"), index(fields={"_values": dense(metric="dotproduct"), "_sparse_values": {"type": "sparse_vector"}}),

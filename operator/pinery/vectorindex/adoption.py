@@ -35,7 +35,9 @@ def immutable_differences(spec: VectorIndexSpec, index: dict[str, Any]) -> list[
     elif spec.pod is not None:
         differ("pod.environment", spec.pod.environment, placed.get("environment"))
         differ("pod.shards", spec.pod.shards, placed.get("shards"))
-        wanted_meta = sorted(spec.pod.metadata_config.indexed) if spec.pod.metadata_config else None
+        # 2026-07 lists indexed metadata fields as untyped schema fields: an empty list and no
+        # metadata config both show none, so they compare equal.
+        wanted_meta = sorted(spec.pod.metadata_config.indexed) or None if spec.pod.metadata_config else None
         differ("pod.metadataConfig.indexed", wanted_meta, observed.metadata_indexed(index))
         wanted_family, actual_family = spec.pod.pod_type.split(".")[0], str(placed.get("pod_type", "")).split(".")[0]
         differ("pod.podType family", wanted_family, actual_family)
