@@ -100,6 +100,13 @@ def operator_overrides(kind: str) -> dict[str, st.SearchStrategy]:
         # Collections are made from existing indexes, outside what one object declares.
         "pod.sourceCollection": OMIT,
         "apiKeySecretRef": st.just(OPERATOR_TEST_SECRET),
+        # Models the emulator serves, with parameters they take (pinery.local.pinecone.inference).
+        "embed": st.sampled_from([
+            {"model": "llama-text-embed-v2", "fieldMap": {"text": "chunk"}},
+            {"model": "multilingual-e5-large", "fieldMap": {"text": "body"}, "readParameters": {"input_type": "query"},
+             "writeParameters": {"input_type": "passage"}},
+            {"model": "pinecone-sparse-english-v0", "fieldMap": {"text": "text"}},
+        ]),
     }
 
 
@@ -152,12 +159,26 @@ def vectorindex_specs(draw, overrides: Overrides | None = None) -> dict:
                     capacity[name] = draw(values(rc_schema[name], f"readCapacity.{name}", overrides))
     if spec.get("vectorType") == "hybrid" and "metric" in spec:
         spec["metric"] = "dotproduct"
+    if "embed" in spec and deployment != "serverless":
+        del spec["embed"]  # integrated inference is serverless only
+    if "embed" in spec:  # the model sets dimension and metric, and makes one kind of vector
+        field_map = spec["embed"].get("fieldMap") or {}
+        spec["embed"]["fieldMap"] = {"text": field_map.get("text", "chunk")}  # exactly the text entry
+        spec.pop("dimension", None)
+        spec.pop("metric", None)
+        if spec.get("vectorType") == "hybrid":
+            spec["vectorType"] = "dense"
+        return _without_reserved_tags(spec)
     if spec.get("vectorType", "dense") == "sparse":
         spec.pop("dimension", None)
         if "metric" in spec:
             spec["metric"] = "dotproduct"
     elif "dimension" not in spec:
         spec["dimension"] = draw(values(schema["properties"]["dimension"], "dimension", overrides))
+    return _without_reserved_tags(spec)
+
+
+def _without_reserved_tags(spec: dict) -> dict:
     if "tags" in spec:
         spec["tags"] = {k: v for k, v in spec["tags"].items() if not k.startswith(RESERVED_TAG_PREFIX)}
     return spec
@@ -415,11 +436,22 @@ def vectorindex_rule(draw, doc: dict) -> Invalid:
     spec = doc["spec"]
     rule = draw(st.sampled_from(["two-types", "no-type", "sparse-dimension", "sparse-metric", "sparse-pod", "dense-no-dimension",
                                  "reserved-tag", "pods-product", "hybrid-metric", "hybrid-pod", "capacity-pod",
-                                 "capacity-incomplete", "capacity-on-demand-sized"]))
-    for kind in ("serverless", "pod", "byoc"):
+                                 "capacity-incomplete", "capacity-on-demand-sized", "embed-dimension", "embed-byoc"]))
+    for kind in ("serverless", "pod", "byoc", "embed"):
         spec.pop(kind, None)
     serverless = {"cloud": "aws", "region": "us-east-1"}
     spec["serverless"] = serverless
+    if rule.startswith("embed"):
+        spec.update(vectorType="dense", embed={"model": "llama-text-embed-v2", "fieldMap": {"text": "chunk"}})
+        spec.pop("metric", None)
+        spec.pop("readCapacity", None)
+        if rule == "embed-dimension":
+            spec["dimension"] = 8
+        else:
+            spec.pop("dimension", None)
+            del spec["serverless"]
+            spec["byoc"] = {"environment": "aws-us-east-1-b921"}
+        return Invalid(doc, "spec.embed", rule)
     if rule == "two-types":
         spec["byoc"] = {"environment": "aws-us-east-1-b921"}
         return Invalid(doc, "spec", rule)

@@ -17,7 +17,7 @@ from pinery.vectorindex.decisions import (
     pass_events,
     refuse_immutable_change,
 )
-from pinery.vectorindex.desired import configure_changes, create_request
+from pinery.vectorindex.desired import configure_changes, connection_fields, create_request
 from pinery.vectorindex.errors import PineconeFailure, classify, outcome_unknown, redact
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags, tag_value
 from pinery.vectorindex.schedule import Timing, current_sweep, next_sweep, readiness_delay
@@ -583,3 +583,95 @@ def test_an_actions_event_replaces_the_condition_event_of_the_same_reason():
 def test_deletion_names_the_index_the_object_manages():
     step = decide_deletion(spec(indexName="renamed"), WHO, None, index_name="docs")
     assert step.event.message == "index docs is gone"
+
+
+# --- integrated inference (embed) --------------------------------------------------------
+
+EMBED = {"model": "llama-text-embed-v2", "fieldMap": {"text": "chunk"}}
+
+
+def embed_spec(**embed):
+    return VectorIndexSpec.model_validate({"serverless": {"cloud": "aws", "region": "us-east-1"}, "embed": {**EMBED, **embed}})
+
+
+def semantic(model="llama-text-embed-v2", metric="cosine", read=None, write=None, name="chunk"):
+    """An integrated index as 2026-07 describes it: a semantic_text field named after field_map's
+    text entry, without a dimension (v10-2026-07-db-control.md, create_index_for_model)."""
+    return index(fields={name: {"type": "semantic_text", "model": model, "metric": metric, "description": None,
+                                "read_parameters": read, "write_parameters": write}})
+
+
+def test_embed_is_created_for_model_with_only_what_the_spec_sets():
+    req = create_request(embed_spec(metric="dotproduct", dimension=512, writeParameters={"input_type": "passage"}), "e", OWNED)
+    assert req.route == "for-model"
+    assert req.body == {"name": "e", "deletion_protection": "disabled", "tags": OWNED, "cloud": "aws", "region": "us-east-1",
+                        "embed": {"model": "llama-text-embed-v2", "field_map": {"text": "chunk"}, "metric": "dotproduct",
+                                  "dimension": 512, "write_parameters": {"input_type": "passage"}}}
+    with_capacity = VectorIndexSpec.model_validate({**embed_spec().to_api(), "readCapacity": {"mode": "OnDemand"}})
+    assert create_request(with_capacity, "e", OWNED).body["read_capacity"] == {"mode": "OnDemand"}
+
+
+@pytest.mark.parametrize(
+    "the_spec, the_index, fields",
+    [
+        (embed_spec(), semantic(), []),
+        (embed_spec(dimension=1024), semantic(), []),  # 2026-07 reports no dimension to compare
+        (embed_spec(metric="dotproduct"), semantic(), ["embed.metric"]),
+        (embed_spec(model="multilingual-e5-large"), semantic(), ["embed.model"]),
+        (embed_spec(), semantic(name="text"), ["embed.fieldMap.text"]),
+        (embed_spec(), index(), ["embed"]),
+        (spec(), semantic(), ["embed"]),
+    ],
+)
+def test_embed_adoption_differences(the_spec, the_index, fields):
+    assert [d.split(":")[0] for d in immutable_differences(the_spec, the_index)] == fields
+
+
+@pytest.mark.parametrize(
+    "the_spec, the_index, expected",
+    [
+        (embed_spec(), semantic(read={"input_type": "query"}), {}),  # parameters the spec leaves out are left alone
+        (embed_spec(readParameters={"input_type": "query"}), semantic(read={"input_type": "query"}), {}),
+        (embed_spec(readParameters={"input_type": "query", "truncate": "END"}), semantic(read={"input_type": "query"}),
+         {"schema": {"fields": {"chunk": {"type": "semantic_text", "read_parameters": {"input_type": "query", "truncate": "END"}}}}}),
+        (embed_spec(readParameters={"a": 1}, writeParameters={"b": 2}), semantic(),
+         {"schema": {"fields": {"chunk": {"type": "semantic_text", "read_parameters": {"a": 1}, "write_parameters": {"b": 2}}}}}),
+    ],
+)
+def test_embed_parameters_change_in_place(the_spec, the_index, expected):
+    assert configure_changes(the_spec, the_index, OWNED) == expected
+
+
+def test_embed_parameter_change_is_one_configure_with_an_event():
+    step = decide(embed_spec(writeParameters={"input_type": "passage"}), WHO, semantic())
+    assert step.action == "configure" and step.events[0].message == "configuring index docs: embed writeParameters of field chunk"
+
+
+@pytest.mark.parametrize(
+    "extra, path",
+    [
+        ({"dimension": 8}, "spec.embed"),
+        ({"metric": "cosine"}, "spec.embed"),
+        ({"vectorType": "hybrid"}, "spec.vectorType"),
+    ],
+)
+def test_embed_rules(extra, path):
+    with pytest.raises(ValueError, match=path.replace(".", r"\.")):
+        VectorIndexSpec.model_validate({**embed_spec().to_api(), **extra})
+    with pytest.raises(ValueError, match="needs a serverless index"):
+        VectorIndexSpec.model_validate({"byoc": {"environment": "aws-x"}, "embed": EMBED})
+
+
+@pytest.mark.parametrize(
+    "the_spec, fields",
+    [
+        (spec(), {"PINECONE_DENSE_FIELD": "_values"}),
+        (spec(vectorType="hybrid"), {"PINECONE_DENSE_FIELD": "_values", "PINECONE_SPARSE_FIELD": "_sparse_values"}),
+        (VectorIndexSpec.model_validate({"vectorType": "sparse", "serverless": {"cloud": "aws", "region": "x"}}),
+         {"PINECONE_SPARSE_FIELD": "_sparse_values"}),
+        (embed_spec(), {"PINECONE_TEXT_FIELD": "chunk"}),
+        (pod_spec(), {"PINECONE_DENSE_FIELD": "_values"}),
+    ],
+)
+def test_connection_fields(the_spec, fields):
+    assert connection_fields(the_spec) == fields

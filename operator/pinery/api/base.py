@@ -58,6 +58,11 @@ class ApiModel(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
+# An object pinery passes through without looking inside (Kubernetes objects, Pinecone's
+# embedding parameters): kept whole by the API server.
+OpaqueObject = Annotated[dict[str, Any], WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True})]
+
+
 def immutable(mode: Literal["value", "presence"] = "value") -> dict[str, Any]:
     """`json_schema_extra` for a field that cannot change after creation."""
     return {IMMUTABLE: mode}

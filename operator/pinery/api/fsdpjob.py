@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import (
     Field,
@@ -19,6 +19,7 @@ from pinery.api.base import (
     LabelValue,
     LocalObjectReference,
     ObjectName,
+    OpaqueObject,
     QualifiedName,
     Quantity,
     immutable,
@@ -78,9 +79,6 @@ MAX_PROGRESS_DEADLINE_SECONDS = 7 * 24 * 3600
 DEFAULT_MAX_AVOIDED_NODES = 8
 MAX_AVOIDED_NODES = 64
 
-# A JSON-schema for Kubernetes objects pinery passes through without looking inside.
-_OPAQUE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-OpaqueObject = Annotated[dict[str, Any], WithJsonSchema(_OPAQUE_OBJECT)]
 
 # int-or-string: `minimum` applies to integers and `pattern` to strings, so the schema alone
 # accepts exactly the positive integers and "auto".

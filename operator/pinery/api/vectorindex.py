@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints, ValidationInfo, model_validator
 from pinery.api.base import (
     ApiModel,
     ObjectName,
+    OpaqueObject,
     SecretKeyRef,
     immutable,
     report_problems,
@@ -101,6 +102,44 @@ class ReadCapacity(ApiModel):
                 "manual": {"replicas": self.replicas, "shards": self.shards},
             },
         }
+
+
+class Embed(ApiModel):
+    """Integrated inference: Pinecone embeds the text of one field with a hosted model, at upsert
+    and at query time (created with create-for-model; the 2025-10 spec's
+    CreateIndexForModelRequest.embed). The model, field map, metric and dimension are fixed; the
+    read and write parameters change in place (2026-07 configures them as the index's
+    semantic_text field)."""
+
+    model: str = Field(
+        min_length=1,
+        max_length=128,
+        json_schema_extra=immutable(),
+        description="Embedding model, for example llama-text-embed-v2 or pinecone-sparse-english-v0.",
+    )
+    field_map: dict[Annotated[str, StringConstraints(pattern=r"^text$")], Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+        min_length=1,
+        max_length=1,
+        json_schema_extra=immutable(),
+        description="Which record field holds the text to embed: {text: <field name>}.",
+    )
+    metric: Optional[Metric] = Field(
+        None, json_schema_extra=immutable(), description="Similarity metric, when the model offers more than one."
+    )
+    dimension: Optional[int] = Field(
+        None, ge=1, le=20000, json_schema_extra=immutable(),
+        description="Vector dimension, for models that offer several.",
+    )
+    read_parameters: Optional[OpaqueObject] = Field(
+        None, description="Model parameters for queries, for example {input_type: query, truncate: END}."
+    )
+    write_parameters: Optional[OpaqueObject] = Field(
+        None, description="Model parameters for upserts, for example {input_type: passage, truncate: END}."
+    )
+
+    @property
+    def text_field(self) -> str:
+        return self.field_map["text"]
 
 
 class MetadataConfig(ApiModel):
@@ -218,6 +257,14 @@ class VectorIndexSpec(ApiModel):
         json_schema_extra=immutable(),
         description="Create an index in a bring-your-own-cloud environment.",
     )
+    embed: Optional[Embed] = Field(
+        None,
+        json_schema_extra=immutable("presence"),
+        description=(
+            "Integrated inference (serverless only): Pinecone embeds the text of one field with a "
+            "hosted model. Dimension and metric then come from embed, not from the top level."
+        ),
+    )
     read_capacity: Optional[ReadCapacity] = Field(
         None,
         description=(
@@ -298,7 +345,14 @@ class VectorIndexSpec(ApiModel):
                     + (f" (found {', '.join(chosen)})" if chosen else ""),
                 )
             )
-        if self.vector_type != "sparse" and self.dimension is None:
+        if self.embed is not None:
+            if self.dimension is not None or self.metric is not None:
+                out.append(FieldError("spec.embed", "with embed, dimension and metric come from embed (embed.dimension, embed.metric)"))
+            if self.serverless is None:
+                out.append(FieldError("spec.embed", "integrated inference needs a serverless index"))
+            if self.vector_type == "hybrid":
+                out.append(FieldError("spec.vectorType", "an embedding model makes dense or sparse vectors, not both"))
+        elif self.vector_type != "sparse" and self.dimension is None:
             out.append(FieldError("spec.dimension", "required for dense and hybrid indexes"))
         if self.vector_type == "hybrid":
             if self.metric not in (None, "dotproduct"):
@@ -440,7 +494,22 @@ _ONE_DEPLOYMENT_TYPE = CelRule(
 SPEC_RULES = (
     _ONE_DEPLOYMENT_TYPE,
     CelRule(
-        rule="self.vectorType == 'sparse' || has(self.dimension)",
+        rule="!has(self.embed) || (!has(self.dimension) && !has(self.metric))",
+        message="with embed, dimension and metric come from embed (embed.dimension, embed.metric)",
+        field_path=".embed",
+    ),
+    CelRule(
+        rule="!has(self.embed) || has(self.serverless)",
+        message="integrated inference needs a serverless index",
+        field_path=".embed",
+    ),
+    CelRule(
+        rule="!has(self.embed) || self.vectorType != 'hybrid'",
+        message="an embedding model makes dense or sparse vectors, not both",
+        field_path=".vectorType",
+    ),
+    CelRule(
+        rule="self.vectorType == 'sparse' || has(self.dimension) || has(self.embed)",
         message="dimension is required for dense and hybrid indexes",
         field_path=".dimension",
     ),

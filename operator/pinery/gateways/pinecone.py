@@ -217,7 +217,10 @@ class PineconeGateway:
                                       lambda pc: self._legacy_http(api_key).post("/indexes", json=body).json())
             self._changed(api_key, request.name)
             return observed.from_2025_10(answer)
-        model = await self._call("create_index", api_key, lambda pc: pc.indexes.create(**body, timeout=-1))
+        if request.route == "for-model":
+            model = await self._call("create_index", api_key, lambda pc: pc.indexes.create_for_model(**body, timeout=-1))
+        else:
+            model = await self._call("create_index", api_key, lambda pc: pc.indexes.create(**body, timeout=-1))
         self._changed(api_key, request.name)
         return index_to_dict(model)
 

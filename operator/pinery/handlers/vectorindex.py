@@ -45,6 +45,7 @@ from pinery.vectorindex.decisions import (
     pass_events,
     refuse_immutable_change,
 )
+from pinery.vectorindex.desired import connection_fields
 from pinery.vectorindex.errors import classify, outcome_unknown
 from pinery.vectorindex.schedule import current_sweep, next_sweep
 from pinery.vectorindex.status import READY, next_status, status_changes
@@ -291,7 +292,7 @@ async def _report(obj: dict, services: Services, ready: Cond, synced: Cond, step
 
 def connection_config_map(body: Any, spec: VectorIndexSpec, index_name: str, host: str, controller_host: str) -> dict:
     """The ConfigMap applications read the index from (owned by the VectorIndex)."""
-    data = {"PINECONE_INDEX_NAME": index_name, "PINECONE_INDEX_HOST": host}
+    data = {"PINECONE_INDEX_NAME": index_name, "PINECONE_INDEX_HOST": host, **connection_fields(spec)}
     if controller_host:  # local mode or a proxy: applications must use the same control plane
         data["PINECONE_CONTROLLER_HOST"] = controller_host
     return {

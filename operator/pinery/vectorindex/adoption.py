@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from pinery.api.vectorindex import VectorIndexSpec
 from pinery.vectorindex import observed
@@ -18,11 +18,15 @@ def immutable_differences(spec: VectorIndexSpec, index: dict[str, Any]) -> list[
             diffs.append(f"{field}: spec wants {wanted!r}, index has {actual!r}")
 
     kind = observed.deployment_type(index)
-    differ("vectorType", spec.vector_type, observed.vector_type(index))
-    dimension = observed.dimension(index)
-    if spec.dimension is not None or dimension is not None:
-        differ("dimension", spec.dimension, dimension)
-    differ("metric", spec.effective_metric, observed.metric(index))
+    semantic = observed.embed(index)
+    if spec.embed is not None or semantic is not None:
+        _embed_differences(spec, semantic, differ)
+    else:
+        differ("vectorType", spec.vector_type, observed.vector_type(index))
+        dimension = observed.dimension(index)
+        if spec.dimension is not None or dimension is not None:
+            differ("dimension", spec.dimension, dimension)
+        differ("metric", spec.effective_metric, observed.metric(index))
 
     wanted_kind = spec.deployment_type
     if kind != wanted_kind:
@@ -45,3 +49,18 @@ def immutable_differences(spec: VectorIndexSpec, index: dict[str, Any]) -> list[
         differ("byoc.environment", spec.byoc.environment, placed.get("environment"))
     return diffs
 
+
+
+def _embed_differences(spec: VectorIndexSpec, semantic: tuple[str, dict[str, Any]] | None,
+                       differ: Callable[[str, Any, Any], None]) -> None:
+    """Integrated inference: the model, the embedded field and the metric when the spec sets it.
+    A 2026-07 semantic_text field reports no dimension (the 10.x SDK's ModelIndexEmbed.dimension
+    is always None), so embed.dimension cannot be compared."""
+    if spec.embed is None or semantic is None:
+        differ("embed", "set" if spec.embed is not None else None, "set" if semantic is not None else None)
+        return
+    name, field = semantic
+    differ("embed.model", spec.embed.model, field.get("model"))
+    differ("embed.fieldMap.text", spec.embed.text_field, name)
+    if spec.embed.metric is not None:
+        differ("embed.metric", spec.embed.metric, field.get("metric"))

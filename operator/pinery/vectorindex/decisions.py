@@ -204,6 +204,11 @@ def describe_changes(changes: dict[str, Any], index: dict[str, Any]) -> str:
         parts.append(f"podType {placed.get('pod_type')} -> {scaling['pod_type']}")
     if "read_capacity" in changes:
         parts.append(f"readCapacity {_capacity_words(observed.read_capacity(index))} -> {_capacity_words(changes['read_capacity'])}")
+    if "schema" in changes:  # embed parameters; both are sent, the ones that differ are named
+        current = observed.fields(index)
+        for name, patch in changes["schema"]["fields"].items():
+            differing = [k for k in ("read_parameters", "write_parameters") if k in patch and (current.get(name) or {}).get(k) != patch[k]]
+            parts.append(f"embed {' and '.join(k.replace('_parameters', 'Parameters') for k in differing)} of field {name}")
     if "deletion_protection" in changes:
         parts.append(f"deletion protection {changes['deletion_protection']}")
     if "tags" in changes:

@@ -18,9 +18,10 @@ from typing import Any, Literal
 from pinery.api.vectorindex import VectorIndexSpec
 from pinery.vectorindex import observed
 
-# How a create is sent: through 2026-07's `POST /indexes`, or the 2025-10-shaped `POST /indexes`
-# of 2026-04 (pod-based indexes, and indexes made from a collection).
-Route = Literal["2026-07", "2026-04"]
+# How a create is sent: through 2026-07's `POST /indexes`, its `POST /indexes/create-for-model`
+# (integrated inference; 2026-07 keeps 2025-10's body there: v10-2026-07-db-control.md), or the
+# 2025-10-shaped `POST /indexes` of 2026-04 (pod-based indexes, and indexes made from a collection).
+Route = Literal["2026-07", "for-model", "2026-04"]
 LEGACY_CREATE_VERSION: Route = "2026-04"
 
 
@@ -99,10 +100,27 @@ def legacy_spec(spec: VectorIndexSpec) -> dict[str, Any]:
     raise ValueError("only pod-based and collection-based indexes are created through API 2026-04")
 
 
+def embed_request(spec: VectorIndexSpec) -> dict[str, Any]:
+    """The `embed` of a create-for-model request (2025-10 spec, CreateIndexForModelRequest.embed)."""
+    assert spec.embed is not None
+    embed = spec.embed
+    body: dict[str, Any] = {"model": embed.model, "field_map": dict(embed.field_map)}
+    for key, value in (("metric", embed.metric), ("dimension", embed.dimension),
+                       ("read_parameters", embed.read_parameters), ("write_parameters", embed.write_parameters)):
+        if value is not None:
+            body[key] = value
+    return body
+
+
 def create_request(spec: VectorIndexSpec, index_name: str, owner_tags: dict[str, str]) -> CreateRequest:
     """The create call for this spec: which API version, and its body."""
     common: dict[str, Any] = {"name": index_name, "deletion_protection": protection(spec.deletion_protection),
               "tags": desired_tags(spec, owner_tags)}
+    if spec.embed is not None and spec.serverless is not None:
+        body = {**common, "cloud": spec.serverless.cloud, "region": spec.serverless.region, "embed": embed_request(spec)}
+        if spec.read_capacity is not None:
+            body["read_capacity"] = spec.read_capacity.request()
+        return CreateRequest("for-model", body)
     if needs_legacy_create(spec):
         body = {**common, "metric": spec.effective_metric, "spec": legacy_spec(spec),
                 # 2025-10 has no hybrid type: a dense dotproduct index takes sparse values there.
@@ -114,6 +132,19 @@ def create_request(spec: VectorIndexSpec, index_name: str, owner_tags: dict[str,
     if spec.read_capacity is not None:
         body["read_capacity"] = spec.read_capacity.request()
     return CreateRequest("2026-07", body)
+
+
+def connection_fields(spec: VectorIndexSpec) -> dict[str, str]:
+    """The index's field names, for the connection ConfigMap: what an application on the 10.x SDK
+    addresses (the reserved vector fields, or the text field an embedding model reads)."""
+    if spec.embed is not None:
+        return {"PINECONE_TEXT_FIELD": spec.embed.text_field}
+    names = {}
+    if spec.vector_type in ("dense", "hybrid"):
+        names["PINECONE_DENSE_FIELD"] = observed.DENSE_FIELD
+    if spec.vector_type in ("sparse", "hybrid"):
+        names["PINECONE_SPARSE_FIELD"] = observed.SPARSE_FIELD
+    return names
 
 
 def read_capacity_differs(spec: VectorIndexSpec, index: dict[str, Any]) -> bool:
@@ -164,4 +195,13 @@ def configure_changes(spec: VectorIndexSpec, index: dict[str, Any], owner_tags: 
     if spec.read_capacity is not None and observed.deployment_type(index) in ("serverless", "byoc"):
         if read_capacity_differs(spec, index):
             changes["read_capacity"] = spec.read_capacity.request()
+    semantic = observed.embed(index)
+    if spec.embed is not None and semantic is not None:
+        name, found = semantic
+        parameters: dict[str, Any] = {"read_parameters": spec.embed.read_parameters, "write_parameters": spec.embed.write_parameters}
+        if any(value is not None and found.get(key) != value for key, value in parameters.items()):
+            # 2026-07 configures them as the semantic_text field (v10-2026-07-vector-models.md);
+            # a parameter set the spec leaves out is left as it is.
+            patch = {"type": "semantic_text", **{k: v for k, v in parameters.items() if v is not None}}
+            changes["schema"] = {"fields": {name: patch}}
     return changes

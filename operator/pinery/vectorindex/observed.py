@@ -52,6 +52,14 @@ def vector_type(index: dict[str, Any]) -> str | None:
     return None
 
 
+def embed(index: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The semantic_text field of an index with integrated inference, and its name (the field
+    the model embeds; create-for-model names it after field_map's text entry: the 10.x SDK's
+    pinecone/models/indexes/index.py, ModelIndexEmbed.field_map)."""
+    semantic = _typed(index, "semantic_text")
+    return next(iter(semantic.items())) if len(semantic) == 1 else None
+
+
 def dimension(index: dict[str, Any]) -> int | None:
     field = dense_field(index)
     return None if field is None else field.get("dimension")
