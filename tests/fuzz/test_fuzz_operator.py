@@ -94,6 +94,10 @@ def settled(op, doc: dict) -> dict | None:
         return obj if ready and (ready["status"] == "True" or ready["reason"] not in WORKING) else None
     if conditions.get("Failed", {}).get("status") == "True" or doc["spec"].get("suspend"):
         return obj if status.get("phase") else None
+    if conditions.get("Created", {}).get("reason") == "GangSchedulerMissing":
+        # spec.gang names a scheduler whose PodGroup API this API server lacks: no pods until
+        # it is installed, and the condition says so
+        return obj
     # the nodes only: an elastic job also has its rendezvous store pod (labelled with its role)
     selector = f"{LABEL_JOB}={doc['metadata']['name']},{LABEL_ROLE}!={ROLE_RENDEZVOUS}"
     pods = op.plane.http("GET", "/api/v1/namespaces/default/pods", params={"labelSelector": selector})
