@@ -56,6 +56,10 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
             if trace:
                 proc.argv = [sys.executable, str(Path(__file__).parent / "traced_operator.py"), *proc.argv[3:]]
                 proc.env["BENCHMARK_TRACE_OUT"] = str(state_dir / "trace.json")
+                # Under tracemalloc the operator froze for good in about one run in four, right after
+                # two Pinecone SDK (10.x) calls answered in two worker threads at once; one call at a
+                # time avoids it. Tracing measures memory, not speed, so nothing is lost.
+                proc.env["PINERY_PINECONE_CONCURRENCY"] = "1"
         else:
             proc = harness.OperatorProcess.floor(stage, log, "noop")
         with proc:

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import tracemalloc
 
 TOP = 15
@@ -33,7 +34,11 @@ def dump(*_: object) -> None:
 
 if __name__ == "__main__":
     tracemalloc.start()
-    signal.signal(signal.SIGUSR1, dump)
+    # The report is made in a thread of its own, not in the signal handler: the handler runs in
+    # the main thread between two bytecodes of whatever it interrupted, and the collection it
+    # starts can run finalizers that wait for a lock the interrupted code holds (an HTTP client's
+    # pool, say), which froze the operator's event loop for good in some runs.
+    signal.signal(signal.SIGUSR1, lambda *_: threading.Thread(target=dump, name="trace-report", daemon=True).start())
     from pinery.cli import main
 
     sys.exit(main(sys.argv[1:]))
