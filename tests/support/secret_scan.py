@@ -14,6 +14,7 @@ at when that search finds something.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Iterable
@@ -61,8 +62,17 @@ def leaks(text: str, secrets: Iterable[str] = ()) -> list[str]:
     return [pattern.sub(MASK, line).strip()[:300] for line in text.splitlines() if pattern.search(line)]
 
 
+def _logs_under(root: Path) -> list[Path]:
+    """The *.log files at or under `root`. A directory removed while it is listed (a finished
+    pod's, say) is skipped: os.walk ignores it, where Path.rglob raised and stopped the run."""
+    if root.is_file():
+        return [root]
+    found = [Path(folder) / name for folder, _dirs, names in os.walk(root) for name in names if name.endswith(".log")]
+    return sorted(found)
+
+
 def _new_text(root: Path, offsets: dict[Path, int]) -> Iterable[tuple[str, str]]:
-    files = sorted(root.rglob("*.log")) if root.is_dir() else [root] if root.is_file() else []
+    files = _logs_under(root)
     for path in files:
         start = offsets.get(path, 0)
         try:
