@@ -21,14 +21,11 @@ import urllib.error
 import urllib.request
 
 import pytest
+from pinecone import Pinecone
+from pinecone.errors import PineconeError
 
 from pinery.local.pinecone import EmulatorAdmin
 from tests.support.emulator import TEST_API_KEY
-
-pytest.importorskip("pinecone.models.indexes.read_capacity", reason="needs the pinecone 10.x SDK")
-
-from pinecone import Pinecone  # noqa: E402
-from pinecone.errors import PineconeError  # noqa: E402
 
 HOUR = 3600.0
 SCHEMA = {"fields": {"_values": {"type": "dense_vector", "dimension": 8, "metric": "cosine"}}}

@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 from pinery import kube_yaml
 from pinery.api import API_VERSION, FSDP_JOB, VECTOR_INDEX
 from pinery.api.fsdpjob import JOB_NAME_MAX, RESERVED_ENV, RESERVED_VOLUME_PREFIX, SHM_PATH, TRAINER_CONFIG_DIR
-from pinery.api.vectorindex import INDEX_NAME_MAX, INDEX_NAME_PATTERN, RESERVED_TAG_PREFIX
+from pinery.api.vectorindex import (
+    DEFAULT_DENSE_FIELD,
+    DEFAULT_SPARSE_FIELD,
+    INDEX_NAME_MAX,
+    INDEX_NAME_PATTERN,
+    RESERVED_TAG_PREFIX,
+)
 from pinery.generate.crds import object_schema
 from pinery.local.pinecone.request_validation import POD_ENVIRONMENTS, SERVERLESS_REGIONS
 from pinery.schema.errors import join_path
@@ -159,6 +165,7 @@ def vectorindex_specs(draw, overrides: Overrides | None = None) -> dict:
                     capacity[name] = draw(values(rc_schema[name], f"readCapacity.{name}", overrides))
     if spec.get("vectorType") == "hybrid" and "metric" in spec:
         spec["metric"] = "dotproduct"
+    _declared_fields(spec, deployment)
     if "embed" in spec and deployment != "serverless":
         del spec["embed"]  # integrated inference is serverless only
     if "embed" in spec:  # the model sets dimension and metric, and makes one kind of vector
@@ -176,6 +183,36 @@ def vectorindex_specs(draw, overrides: Overrides | None = None) -> dict:
     elif "dimension" not in spec:
         spec["dimension"] = draw(values(schema["properties"]["dimension"], "dimension", overrides))
     return _without_reserved_tags(spec)
+
+
+def _declared_fields(spec: dict, deployment: str) -> None:
+    """textFields and fieldNames: serverless (not from a collection) and BYOC only, without embed;
+    vector field names the vector type has; stop words with stemming; no text field named as a
+    vector field."""
+    legacy = deployment == "pod" or "sourceCollection" in spec.get("serverless", {})
+    if legacy or "embed" in spec:
+        spec.pop("textFields", None)
+        spec.pop("fieldNames", None)
+        return
+    vector_type = spec.get("vectorType", "dense")
+    names = spec.get("fieldNames")
+    if names is not None:
+        if vector_type == "sparse":
+            names.pop("dense", None)
+        if vector_type == "dense":
+            names.pop("sparse", None)
+    if "textFields" in spec:
+        names = names or {}
+        taken = {names.get("dense", DEFAULT_DENSE_FIELD) if vector_type != "sparse" else None,
+                 names.get("sparse", DEFAULT_SPARSE_FIELD) if vector_type != "dense" else None}
+        fields = [f for f in spec["textFields"] if f["name"] not in taken]
+        for field in fields:
+            if field.get("stopWords"):
+                field["stemming"] = True
+        if fields:
+            spec["textFields"] = fields
+        else:
+            del spec["textFields"]
 
 
 def _without_reserved_tags(spec: dict) -> dict:
@@ -436,11 +473,14 @@ def vectorindex_rule(draw, doc: dict) -> Invalid:
     spec = doc["spec"]
     rule = draw(st.sampled_from(["two-types", "no-type", "sparse-dimension", "sparse-metric", "sparse-pod", "dense-no-dimension",
                                  "reserved-tag", "pods-product", "hybrid-metric", "hybrid-pod", "capacity-pod",
-                                 "capacity-incomplete", "capacity-on-demand-sized", "embed-dimension", "embed-byoc"]))
-    for kind in ("serverless", "pod", "byoc", "embed"):
+                                 "capacity-incomplete", "capacity-on-demand-sized", "embed-dimension", "embed-byoc",
+                                 "text-embed", "text-pod", "text-stop-words", "text-vector-name", "names-sparse"]))
+    for kind in ("serverless", "pod", "byoc", "embed", "textFields", "fieldNames"):
         spec.pop(kind, None)
     serverless = {"cloud": "aws", "region": "us-east-1"}
     spec["serverless"] = serverless
+    if rule.startswith(("text", "names")):
+        return _declared_fields_rule(doc, rule)
     if rule.startswith("embed"):
         spec.update(vectorType="dense", embed={"model": "llama-text-embed-v2", "fieldMap": {"text": "chunk"}})
         spec.pop("metric", None)
@@ -506,6 +546,29 @@ def vectorindex_rule(draw, doc: dict) -> Invalid:
     del spec["serverless"]
     spec["pod"] = {"environment": "us-east1-gcp", "replicas": 2, "shards": 2, "pods": draw(st.sampled_from([1, 3, 5]))}
     return Invalid(doc, "spec.pod.pods", rule)
+
+
+def _declared_fields_rule(doc: dict, rule: str) -> Invalid:
+    spec = doc["spec"]
+    spec.pop("readCapacity", None)
+    spec.update(vectorType="dense", dimension=8, textFields=[{"name": "body"}])
+    spec.pop("metric", None)
+    if rule == "text-embed":
+        spec.pop("dimension")
+        spec["embed"] = {"model": "llama-text-embed-v2", "fieldMap": {"text": "chunk"}}
+        return Invalid(doc, "spec.textFields", rule)
+    if rule == "text-pod":
+        del spec["serverless"]
+        spec["pod"] = {"environment": "us-east1-gcp"}
+        return Invalid(doc, "spec.textFields", rule)
+    if rule == "text-stop-words":
+        spec["textFields"] = [{"name": "body", "stopWords": True}]
+        return Invalid(doc, "spec.textFields[0].stopWords", rule)
+    if rule == "text-vector-name":
+        spec["textFields"] = [{"name": DEFAULT_DENSE_FIELD}]
+        return Invalid(doc, "spec.textFields[0].name", rule)
+    spec["fieldNames"] = {"sparse": DEFAULT_SPARSE_FIELD + "2"}
+    return Invalid(doc, "spec.fieldNames.sparse", rule)
 
 
 # Rules of the built-in trainer's configuration, which only the models check.

@@ -669,9 +669,8 @@ def test_embed_rules(extra, path):
         (spec(vectorType="hybrid"), {"PINECONE_DENSE_FIELD": "_values", "PINECONE_SPARSE_FIELD": "_sparse_values"}),
         (VectorIndexSpec.model_validate({"vectorType": "sparse", "serverless": {"cloud": "aws", "region": "x"}}),
          {"PINECONE_SPARSE_FIELD": "_sparse_values"}),
-        (embed_spec(), {"PINECONE_TEXT_FIELD": "chunk"}),
         (pod_spec(), {"PINECONE_DENSE_FIELD": "_values"}),
     ],
 )
 def test_connection_fields(the_spec, fields):
-    assert connection_fields(the_spec) == fields
+    assert connection_fields(the_spec) == {"PINECONE_WRITE_API": "vectors", **fields}

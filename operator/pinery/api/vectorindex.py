@@ -142,6 +142,46 @@ class Embed(ApiModel):
         return self.field_map["text"]
 
 
+# Names of declared schema fields: a conservative subset of what Pinecone takes (1-64 UTF-8
+# bytes; the server reserves `_id`, `_values`, `_sparse_values` and treats a leading `$` specially:
+# the 10.x SDK's pinecone/models/indexes/requests.py, validate_schema_field_name).
+FIELD_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
+FieldName = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=FIELD_NAME_PATTERN)]
+# The vector fields of an index with a document schema, unless fieldNames names them.
+DEFAULT_DENSE_FIELD = "values"
+DEFAULT_SPARSE_FIELD = "sparse_values"
+# pinery's own bound (Pinecone documents none), so that the CRD's rules over the list have a cost.
+MAX_TEXT_FIELDS = 32
+
+
+class TextField(ApiModel):
+    """A string field searched by full text: API 2026-07's `type: string` field with
+    `full_text_search` (the 10.x SDK's pinecone/models/indexes/schema.py, FullTextSearchConfig)."""
+
+    name: FieldName = Field(description="Field name, as documents carry it.")
+    language: Optional[str] = Field(
+        None,
+        min_length=2,
+        max_length=32,
+        pattern=r"^[a-z]+$",
+        description="Language of the analysis rules: a two-letter code (en) or its English name "
+        "(english), lower case. Pinecone's default is English.",
+    )
+    stemming: bool = Field(False, description="Fold words to their root form, so that running matches run.")
+    stop_words: bool = Field(False, description="Leave common words such as 'the' out of the index; needs stemming.")
+
+
+class FieldNames(ApiModel):
+    """Names of an index's vector fields in its document schema."""
+
+    dense: Optional[FieldName] = Field(
+        None, description=f"The dense vector field (dense and hybrid indexes); default {DEFAULT_DENSE_FIELD}."
+    )
+    sparse: Optional[FieldName] = Field(
+        None, description=f"The sparse vector field (sparse and hybrid indexes); default {DEFAULT_SPARSE_FIELD}."
+    )
+
+
 class MetadataConfig(ApiModel):
     """Which metadata fields a pod-based index indexes for filtering."""
 
@@ -265,6 +305,28 @@ class VectorIndexSpec(ApiModel):
             "hosted model. Dimension and metric then come from embed, not from the top level."
         ),
     )
+    text_fields: Optional[list[TextField]] = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TEXT_FIELDS,
+        json_schema_extra={**immutable(), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+        description=(
+            "String fields searched by full text (serverless and BYOC, without embed). Declaring "
+            "any gives the index a document schema: documents are written through Pinecone's "
+            "documents API (API 2026-07), which also searches these fields; the vectors API "
+            "refuses writes to it."
+        ),
+    )
+    field_names: Optional[FieldNames] = Field(
+        None,
+        json_schema_extra=immutable(),
+        description=(
+            "Names of the vector fields in a document schema (serverless and BYOC, without "
+            f"embed). Setting it, or textFields, gives the index a document schema, with the "
+            f"vector fields named {DEFAULT_DENSE_FIELD} and {DEFAULT_SPARSE_FIELD} unless named "
+            "here; without either, the index is a plain vector index, addressed by the vectors API."
+        ),
+    )
     read_capacity: Optional[ReadCapacity] = Field(
         None,
         description=(
@@ -333,6 +395,19 @@ class VectorIndexSpec(ApiModel):
             return self.metric
         return "cosine" if self.vector_type == "dense" else "dotproduct"
 
+    @property
+    def document_schema(self) -> bool:
+        """Whether the index has a document schema: declared text fields or named vector fields."""
+        return self.text_fields is not None or self.field_names is not None
+
+    def document_vector_fields(self) -> tuple[str | None, str | None]:
+        """The names of the dense and sparse fields of a document schema (None where the vector
+        type has no such field)."""
+        names = self.field_names or FieldNames()
+        dense = (names.dense or DEFAULT_DENSE_FIELD) if self.vector_type in ("dense", "hybrid") else None
+        sparse = (names.sparse or DEFAULT_SPARSE_FIELD) if self.vector_type in ("sparse", "hybrid") else None
+        return dense, sparse
+
     def problems(self) -> list[FieldError]:
         """Cross-field rules (each also a CEL rule in the CRD; a test keeps them in step)."""
         out: list[FieldError] = []
@@ -376,6 +451,7 @@ class VectorIndexSpec(ApiModel):
                 out.append(FieldError("spec.metric", "sparse indexes require dotproduct"))
             if self.pod is not None:
                 out.append(FieldError("spec.pod", "sparse indexes cannot be pod-based"))
+        out.extend(self._document_problems())
         for key in sorted(self.tags or {}):
             if key.startswith(RESERVED_TAG_PREFIX):
                 out.append(
@@ -393,6 +469,32 @@ class VectorIndexSpec(ApiModel):
                         f" = {self.pod.replicas * self.pod.shards}); omit it to have it computed",
                     )
                 )
+        return out
+
+    def _document_problems(self) -> list[FieldError]:
+        out: list[FieldError] = []
+        legacy = self.pod is not None or (self.serverless is not None and bool(self.serverless.source_collection))
+        for path, value in (("spec.textFields", self.text_fields), ("spec.fieldNames", self.field_names)):
+            if value is None:
+                continue
+            if self.embed is not None:
+                out.append(FieldError(path, "not with embed: an index created for a model has the one text field embed reads"))
+            if legacy:
+                out.append(FieldError(path, "declared fields need a serverless or BYOC index not made from a collection "
+                                      "(those are created through API 2026-04, which declares no fields)"))
+        names = self.field_names
+        if names is not None:
+            if names.dense is not None and self.vector_type == "sparse":
+                out.append(FieldError("spec.fieldNames.dense", "a sparse index has no dense field"))
+            if names.sparse is not None and self.vector_type == "dense":
+                out.append(FieldError("spec.fieldNames.sparse", "a dense index has no sparse field; use vectorType hybrid"))
+        if self.text_fields is not None:
+            vectors = set(self.document_vector_fields()) - {None}
+            for i, field in enumerate(self.text_fields):
+                if field.stop_words and not field.stemming:
+                    out.append(FieldError(f"spec.textFields[{i}].stopWords", "needs stemming"))
+                if field.name in vectors:
+                    out.append(FieldError(f"spec.textFields[{i}].name", f"{field.name!r} is the name of a vector field"))
         return out
 
     @model_validator(mode="after")
@@ -551,6 +653,48 @@ SPEC_RULES = (
         rule="self.vectorType != 'sparse' || !has(self.pod)",
         message="sparse indexes cannot be pod-based",
         field_path=".pod",
+    ),
+    *(
+        rule
+        for field in ("textFields", "fieldNames")
+        for rule in (
+            CelRule(
+                rule=f"!has(self.{field}) || !has(self.embed)",
+                message=f"{field}: not with embed: an index created for a model has the one text field embed reads",
+                field_path=f".{field}",
+            ),
+            CelRule(
+                rule=f"!has(self.{field}) || (!has(self.pod) && !(has(self.serverless) && has(self.serverless.sourceCollection)))",
+                message=f"{field}: declared fields need a serverless or BYOC index not made from a collection",
+                field_path=f".{field}",
+            ),
+        )
+    ),
+    CelRule(
+        rule="!has(self.fieldNames) || !has(self.fieldNames.dense) || self.vectorType != 'sparse'",
+        message="a sparse index has no dense field",
+        field_path=".fieldNames.dense",
+    ),
+    CelRule(
+        rule="!has(self.fieldNames) || !has(self.fieldNames.sparse) || self.vectorType != 'dense'",
+        message="a dense index has no sparse field; use vectorType hybrid",
+        field_path=".fieldNames.sparse",
+    ),
+    CelRule(
+        rule="!has(self.textFields) || self.textFields.all(f, !(has(f.stopWords) && f.stopWords) || (has(f.stemming) && f.stemming))",
+        message="textFields: stopWords needs stemming",
+        field_path=".textFields",
+    ),
+    CelRule(
+        rule=(
+            "!has(self.textFields) || self.textFields.all(f, "
+            "(self.vectorType == 'sparse' || f.name != (has(self.fieldNames) && has(self.fieldNames.dense) ? "
+            f"self.fieldNames.dense : '{DEFAULT_DENSE_FIELD}')) && "
+            "(self.vectorType == 'dense' || f.name != (has(self.fieldNames) && has(self.fieldNames.sparse) ? "
+            f"self.fieldNames.sparse : '{DEFAULT_SPARSE_FIELD}')))"
+        ),
+        message="textFields: a text field cannot have the name of a vector field",
+        field_path=".textFields",
     ),
     CelRule(
         rule="!has(self.tags) || self.tags.all(k, !k.startsWith('pinery-'))",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pinery.api.vectorindex import VectorIndexSpec
-from pinery.vectorindex import observed
+from pinery.vectorindex import desired, observed
 
 
 def immutable_differences(spec: VectorIndexSpec, index: dict[str, Any]) -> list[str]:
@@ -22,11 +22,15 @@ def immutable_differences(spec: VectorIndexSpec, index: dict[str, Any]) -> list[
     if spec.embed is not None or semantic is not None:
         _embed_differences(spec, semantic, differ)
     else:
-        differ("vectorType", spec.vector_type, observed.vector_type(index))
+        found_type = observed.vector_type(index)
+        differ("vectorType", spec.vector_type, found_type)
         dimension = observed.dimension(index)
         if spec.dimension is not None or dimension is not None:
             differ("dimension", spec.dimension, dimension)
         differ("metric", spec.effective_metric, observed.metric(index))
+        if found_type == spec.vector_type:  # applications address the fields by these names
+            differ("vector field names", list(desired.vector_field_names(spec)), list(observed.vector_field_names(index)))
+    differ("textFields", _wanted_text(spec), {name: _found_text(f) for name, f in observed.text_fields(index).items()})
 
     wanted_kind = spec.deployment_type
     if kind != wanted_kind:
@@ -64,3 +68,32 @@ def _embed_differences(spec: VectorIndexSpec, semantic: tuple[str, dict[str, Any
     differ("embed.fieldMap.text", spec.embed.text_field, name)
     if spec.embed.metric is not None:
         differ("embed.metric", spec.embed.metric, field.get("metric"))
+
+
+# Pinecone takes a language as a two-letter code or its English name and reports it resolved
+# (schema.py FullTextSearchConfig.language); only the default's two spellings are known to be one.
+_SAME_LANGUAGE = {"english": "en"}
+
+
+def _language(value: str | None) -> str:
+    name = (value or "en").lower()
+    return _SAME_LANGUAGE.get(name, name)
+
+
+def _wanted_text(spec: VectorIndexSpec) -> dict[str, str]:
+    return {f.name: _text_summary(_language(f.language), f.stemming, f.stop_words) for f in spec.text_fields or []}
+
+
+def _found_text(field: dict[str, Any]) -> str:
+    """A string field as the spec would declare it; one a model embeds, or an n-gram field,
+    is not one a VectorIndex declares, and says so."""
+    search = field.get("full_text_search") or {}
+    extra = [key for key in ("embed", "sparse_embed") if field.get(key)] + (["ngram"] if search.get("ngram") else [])
+    if not search:
+        extra.append("no full_text_search")
+    return _text_summary(_language(search.get("language")), bool(search.get("stemming")), bool(search.get("stop_words")), extra)
+
+
+def _text_summary(language: str, stemming: bool, stop_words: bool, extra: list[str] | None = None) -> str:
+    words = [language] + (["stemming"] if stemming else []) + (["stopWords"] if stop_words else []) + (extra or [])
+    return " ".join(words)

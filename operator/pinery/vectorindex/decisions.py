@@ -160,10 +160,9 @@ def decide(
 
 def _capacity_progress(capacity: dict[str, Any]) -> str:
     """`Scaling: 1 replicas, 1 shards serving` for messages."""
-    parts = [str(capacity.get("state"))]
     serving = [f"{capacity[k]} {k.removeprefix('current_')}" for k in ("current_replicas", "current_shards")
                if capacity.get(k) is not None]
-    return parts[0] + (f": {', '.join(serving)} serving" if serving else "")
+    return str(capacity.get("state")) + (f": {', '.join(serving)} serving" if serving else "")
 
 
 def refuse_immutable_change(index_name: str, fields: list[str], detail: str = "") -> Step:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pinery.api.vectorindex import VectorIndexSpec
+from pinery.api.vectorindex import TextField, VectorIndexSpec
 from pinery.vectorindex import observed
 
 # How a create is sent: through 2026-07's `POST /indexes`, its `POST /indexes/create-for-model`
@@ -51,17 +51,45 @@ def needs_legacy_create(spec: VectorIndexSpec) -> bool:
     return spec.serverless is not None and bool(spec.serverless.source_collection)
 
 
+def vector_field_names(spec: VectorIndexSpec) -> tuple[str | None, str | None]:
+    """The names of the dense and sparse fields: the reserved ones the vectors API addresses
+    (10.x SDK: pinecone/_internal/legacy_index_translation.py, DENSE_FIELD and SPARSE_FIELD), or
+    for a document schema those of spec.fieldNames (the server reserves `_values` and
+    `_sparse_values`: requests.py validate_schema_field_name)."""
+    if spec.embed is not None:
+        return None, None
+    if spec.document_schema:
+        return spec.document_vector_fields()
+    dense = observed.DENSE_FIELD if spec.vector_type in ("dense", "hybrid") else None
+    sparse = observed.SPARSE_FIELD if spec.vector_type in ("sparse", "hybrid") else None
+    return dense, sparse
+
+
+def text_field(field: TextField) -> dict[str, Any]:
+    """A declared text field as 2026-07's schema takes it (schema.py StringField with
+    FullTextSearchConfig; language left to Pinecone's default when the spec leaves it out)."""
+    search: dict[str, Any] = {"stemming": field.stemming, "stop_words": field.stop_words}
+    if field.language is not None:
+        search = {"language": field.language, **search}
+    return {"type": "string", "full_text_search": search}
+
+
 def vector_schema(spec: VectorIndexSpec) -> dict[str, Any]:
-    """The 2026-07 `schema` of a vector index: its fields under the reserved names the vectors
-    API addresses, so that the index is served by the vectors API as an index made before
-    2026-07 is (10.x SDK: pinecone/_internal/legacy_index_translation.py legacy_vector_schema;
-    a hybrid index declares both, as 2026-07 refuses sparse values on a dense index without a
-    sparse_vector field: v10-2026-07-db-data-breaking-changes.md)."""
+    """The 2026-07 `schema` of an index: its vector fields and its declared text fields.
+
+    Without declared fields the vector fields go under the reserved names, so that the index is
+    served by the vectors API as an index made before 2026-07 is (legacy_vector_schema); a hybrid
+    index declares both, as 2026-07 refuses sparse values on a dense index without a
+    sparse_vector field (v10-2026-07-db-data-breaking-changes.md). Any other field makes a
+    document schema, written through the documents API (v10-2026-07-vector-models.md)."""
     fields: dict[str, Any] = {}
-    if spec.vector_type in ("dense", "hybrid"):
-        fields[observed.DENSE_FIELD] = {"type": "dense_vector", "dimension": spec.dimension, "metric": spec.effective_metric}
-    if spec.vector_type in ("sparse", "hybrid"):
-        fields[observed.SPARSE_FIELD] = {"type": "sparse_vector"}
+    dense, sparse = vector_field_names(spec)
+    if dense is not None:
+        fields[dense] = {"type": "dense_vector", "dimension": spec.dimension, "metric": spec.effective_metric}
+    if sparse is not None:
+        fields[sparse] = {"type": "sparse_vector"}
+    for field in spec.text_fields or []:
+        fields[field.name] = text_field(field)
     return {"fields": fields}
 
 
@@ -134,16 +162,30 @@ def create_request(spec: VectorIndexSpec, index_name: str, owner_tags: dict[str,
     return CreateRequest("2026-07", body)
 
 
+def write_api(spec: VectorIndexSpec) -> str:
+    """Which data-plane API writes to the index: `records` for an index created for a model
+    (create-for-model makes a legacy integrated index: the 10.x SDK's Indexes.create_for_model),
+    `documents` for a document schema (the vectors API refuses it: v10-2026-07-vector-models.md),
+    `vectors` otherwise."""
+    if spec.embed is not None:
+        return "records"
+    return "documents" if spec.document_schema else "vectors"
+
+
 def connection_fields(spec: VectorIndexSpec) -> dict[str, str]:
     """The index's field names, for the connection ConfigMap: what an application on the 10.x SDK
-    addresses (the reserved vector fields, or the text field an embedding model reads)."""
+    addresses (the vector fields, the text field an embedding model reads, the full-text fields),
+    and which API writes to it."""
+    names = {"PINECONE_WRITE_API": write_api(spec)}
     if spec.embed is not None:
-        return {"PINECONE_TEXT_FIELD": spec.embed.text_field}
-    names = {}
-    if spec.vector_type in ("dense", "hybrid"):
-        names["PINECONE_DENSE_FIELD"] = observed.DENSE_FIELD
-    if spec.vector_type in ("sparse", "hybrid"):
-        names["PINECONE_SPARSE_FIELD"] = observed.SPARSE_FIELD
+        names["PINECONE_TEXT_FIELD"] = spec.embed.text_field
+    dense, sparse = vector_field_names(spec)
+    if dense is not None:
+        names["PINECONE_DENSE_FIELD"] = dense
+    if sparse is not None:
+        names["PINECONE_SPARSE_FIELD"] = sparse
+    if spec.text_fields:
+        names["PINECONE_FULL_TEXT_FIELDS"] = ",".join(field.name for field in spec.text_fields)
     return names
 
 

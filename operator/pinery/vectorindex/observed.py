@@ -52,6 +52,19 @@ def vector_type(index: dict[str, Any]) -> str | None:
     return None
 
 
+def vector_field_names(index: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The names of the dense and the sparse field (None where there is not exactly one)."""
+    dense, sparse = _typed(index, "dense_vector"), _typed(index, "sparse_vector")
+    return (next(iter(dense)) if len(dense) == 1 else None, next(iter(sparse)) if len(sparse) == 1 else None)
+
+
+def text_fields(index: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The index's `string` fields, by name, as describe reports them: `full_text_search` with
+    language, stemming and stop_words resolved, and `embed`/`sparse_embed` on fields a model
+    embeds (the 10.x SDK's pinecone/models/indexes/schema.py, StringField)."""
+    return _typed(index, "string")
+
+
 def embed(index: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """The semantic_text field of an index with integrated inference, and its name (the field
     the model embeds; create-for-model names it after field_map's text entry: the 10.x SDK's
