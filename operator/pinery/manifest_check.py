@@ -167,7 +167,8 @@ def validate_object(obj: Any) -> list[FieldError]:
 
 def _type_problems(obj: dict) -> list[FieldError]:
     """apiVersion and kind: without a pinery kind nothing else can be checked."""
-    kinds = " and ".join(r.kind for r in RESOURCES)
+    names = [r.kind for r in RESOURCES]
+    kinds = ", ".join(names[:-1]) + " and " + names[-1]
     api_version = RESOURCES[0].api_version
     kind, version = obj.get("kind"), obj.get("apiVersion")
     problems = []

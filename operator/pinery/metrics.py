@@ -42,6 +42,15 @@ class Metrics:
             "pinery_fsdpjob_stalls", "FSDPJob gangs found stalled (progressDeadlineSeconds), restarted or failed.", ["namespace"],
             registry=self.registry,
         )
+        # Backups (VectorIndexBackup): made and failed, by namespace and the schedule that made
+        # them ("" for one made by hand); the newest ready backup of each schedule, as a time.
+        self.backups_made = Counter(
+            "pinery_backups_made", "Pinecone backups that became ready.", ["namespace", "schedule"], registry=self.registry
+        )
+        self.backups_failed = Counter(
+            "pinery_backups_failed", "Pinecone backups that failed.", ["namespace", "schedule"], registry=self.registry
+        )
+        self._schedule_success: dict[tuple[str, str], float] = {}
         self._index_states: dict[tuple[str, str], str] = {}
         self._index_ready: dict[tuple[str, str], bool] = {}
         self._job_phases: dict[tuple[str, str], str] = {}
@@ -53,6 +62,17 @@ class Metrics:
 
     def pinecone_call(self, operation: str, outcome: str) -> None:
         self.pinecone_calls.labels(operation, outcome).inc()
+
+    def backup_finished(self, namespace: str, schedule: str, ready: bool) -> None:
+        (self.backups_made if ready else self.backups_failed).labels(namespace, schedule).inc()
+
+    def schedule_success(self, namespace: str, name: str, at: float | None) -> None:
+        """The scheduled time (Unix seconds) of the schedule's newest ready backup."""
+        if at is not None:
+            self._schedule_success[(namespace, name)] = at
+
+    def forget_schedule(self, namespace: str, name: str) -> None:
+        self._schedule_success.pop((namespace, name), None)
 
     def index_state(self, namespace: str, name: str, state: str | None) -> None:
         if state:
@@ -143,3 +163,10 @@ class _StateCollector:
                 if key in values:
                     family.add_metric([namespace, name], values[key])
             yield family
+        success = GaugeMetricFamily(
+            "pinery_backup_schedule_last_success_timestamp_seconds",
+            "Scheduled time of the schedule's newest ready backup (Unix seconds); alert when it is too old.",
+            labels=["namespace", "schedule"])
+        for (namespace, name), at in sorted(self.metrics._schedule_success.items()):
+            success.add_metric([namespace, name], at)
+        yield success

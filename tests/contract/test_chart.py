@@ -62,10 +62,13 @@ NAMESPACED = {
     ("pinery.dev", "vectorindexes"): {"get", "list", "watch", "patch", "update"},
     # The operator deletes a finished job once spec.ttlSecondsAfterFinished has passed.
     ("pinery.dev", "fsdpjobs"): {"get", "list", "watch", "patch", "update", "delete"},
-    ("pinery.dev", "vectorindexes/status"): {"get", "patch", "update"},
-    ("pinery.dev", "fsdpjobs/status"): {"get", "patch", "update"},
-    ("pinery.dev", "vectorindexes/finalizers"): {"update"},
-    ("pinery.dev", "fsdpjobs/finalizers"): {"update"},
+    # A backup schedule makes its backups and deletes those that fall out of retention.
+    ("pinery.dev", "vectorindexbackups"): {"get", "list", "watch", "patch", "update", "create", "delete"},
+    ("pinery.dev", "vectorindexbackupschedules"): {"get", "list", "watch", "patch", "update"},
+    **{("pinery.dev", f"{kind}/status"): {"get", "patch", "update"}
+       for kind in ("vectorindexes", "fsdpjobs", "vectorindexbackups", "vectorindexbackupschedules")},
+    **{("pinery.dev", f"{kind}/finalizers"): {"update"}
+       for kind in ("vectorindexes", "fsdpjobs", "vectorindexbackups", "vectorindexbackupschedules")},
     ("", "pods"): {"get", "list", "watch", "create", "delete"},
     ("", "pods/log"): {"get"},
     # An FSDPJob's PodGroups (spec.gang), read each pass and never watched.
@@ -147,7 +150,7 @@ def test_helm_loads_the_generated_crds_unchanged():
     """What Helm installs from the chart's crds/ is byte for byte the top-level crds/."""
     loaded = {Path(crd["name"]).name: crd["data"] for crd in chart().crds}
     top = {p.name: p.read_text() for p in (REPO_ROOT / "crds").glob("*.yaml")}
-    assert loaded == top and len(top) == 2
+    assert loaded == top and len(top) == 4
 
 
 @pytest.mark.parametrize("name", IDS)
@@ -267,7 +270,7 @@ def test_rbac_can_be_left_to_the_cluster_admin():
     assert pod["serviceAccountName"] == "ops"
 
 
-PINERY_KINDS = ("vectorindexes", "fsdpjobs")
+PINERY_KINDS = ("vectorindexes", "fsdpjobs", "vectorindexbackups", "vectorindexbackupschedules")
 EDIT_VERBS = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 

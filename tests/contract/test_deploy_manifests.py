@@ -9,6 +9,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from pinery.api import RESOURCES
 from tests.conftest import REPO_ROOT
 from tests.support.chart import KUBE_VERSIONS, KUSTOMIZE_BASE, kustomize, render
 from tools import render_deploy
@@ -41,18 +42,20 @@ def test_staleness_is_detected(tmp_path):
 def test_crds_come_first_then_the_namespace_then_the_operator():
     objects = plain_objects()
     kinds = [o["kind"] for o in objects]
-    assert kinds[:3] == ["CustomResourceDefinition", "CustomResourceDefinition", "Namespace"]
-    assert objects[2]["metadata"]["name"] == "pinery-system"
-    assert {o["metadata"]["name"] for o in objects[:2]} == {"vectorindexes.pinery.dev", "fsdpjobs.pinery.dev"}
+    n = len(RESOURCES)
+    assert kinds[:n + 1] == ["CustomResourceDefinition"] * n + ["Namespace"]
+    assert objects[n]["metadata"]["name"] == "pinery-system"
+    assert {o["metadata"]["name"] for o in objects[:n]} == {res.crd_name for res in RESOURCES}
     assert kinds.index("ServiceAccount") < kinds.index("ClusterRoleBinding") < kinds.index("Deployment")
-    assert "CustomResourceDefinition" not in kinds[2:]
+    assert "CustomResourceDefinition" not in kinds[n:]
 
 
 def test_plain_manifest_holds_the_chart_defaults_without_helm_bookkeeping():
     objects = plain_objects()
     crds = [yaml.safe_load(p.read_text()) for p in sorted((REPO_ROOT / "crds").glob("*.yaml"))]
-    assert objects[:2] == crds
-    rest = objects[3:]
+    n = len(crds)
+    assert objects[:n] == crds
+    rest = objects[n + 1:]
     assert {key(o) for o in rest} == {key(o) for o in render()}
     for obj in rest:
         labels = obj["metadata"]["labels"]
@@ -61,7 +64,7 @@ def test_plain_manifest_holds_the_chart_defaults_without_helm_bookkeeping():
             assert obj["metadata"]["namespace"] == "pinery-system"
     # The key Secret is created by the user, never shipped in a manifest.
     assert "Secret" not in [o["kind"] for o in objects]
-    assert "pod-security.kubernetes.io/enforce" in objects[2]["metadata"]["labels"]
+    assert "pod-security.kubernetes.io/enforce" in objects[n]["metadata"]["labels"]
 
 
 @pytest.mark.parametrize("version", KUBE_VERSIONS)

@@ -165,6 +165,7 @@ def vectorindex_specs(draw, overrides: Overrides | None = None) -> dict:
                     capacity[name] = draw(values(rc_schema[name], f"readCapacity.{name}", overrides))
     if spec.get("vectorType") == "hybrid" and "metric" in spec:
         spec["metric"] = "dotproduct"
+    spec.pop("restoreFrom", None)  # a restore needs a backup that exists: its own tests make one
     _declared_fields(spec, deployment)
     if "embed" in spec and deployment != "serverless":
         del spec["embed"]  # integrated inference is serverless only
@@ -474,13 +475,24 @@ def vectorindex_rule(draw, doc: dict) -> Invalid:
     rule = draw(st.sampled_from(["two-types", "no-type", "sparse-dimension", "sparse-metric", "sparse-pod", "dense-no-dimension",
                                  "reserved-tag", "pods-product", "hybrid-metric", "hybrid-pod", "capacity-pod",
                                  "capacity-incomplete", "capacity-on-demand-sized", "embed-dimension", "embed-byoc",
-                                 "text-embed", "text-pod", "text-stop-words", "text-vector-name", "names-sparse"]))
-    for kind in ("serverless", "pod", "byoc", "embed", "textFields", "fieldNames"):
+                                 "text-embed", "text-pod", "text-stop-words", "text-vector-name", "names-sparse",
+                                 "restore-two-sources", "restore-pod"]))
+    for kind in ("serverless", "pod", "byoc", "embed", "textFields", "fieldNames", "restoreFrom"):
         spec.pop(kind, None)
     serverless = {"cloud": "aws", "region": "us-east-1"}
     spec["serverless"] = serverless
     if rule.startswith(("text", "names")):
         return _declared_fields_rule(doc, rule)
+    if rule == "restore-two-sources":
+        spec["restoreFrom"] = {"backupName": "monday", "backupId": "b-1"}
+        return Invalid(doc, "spec.restoreFrom", rule)
+    if rule == "restore-pod":
+        spec.update(vectorType="dense", dimension=8, restoreFrom={"backupName": "monday"})
+        spec.pop("metric", None)
+        spec.pop("readCapacity", None)
+        del spec["serverless"]
+        spec["pod"] = {"environment": "us-east1-gcp"}
+        return Invalid(doc, "spec.restoreFrom", rule)
     if rule.startswith("embed"):
         spec.update(vectorType="dense", embed={"model": "llama-text-embed-v2", "fieldMap": {"text": "chunk"}})
         spec.pop("metric", None)

@@ -220,7 +220,7 @@ def vi(name: str, **spec: Any) -> dict:
     """A VectorIndex manifest: a small serverless index unless the spec says otherwise."""
     if not any(k in spec for k in ("serverless", "pod", "byoc")):
         spec["serverless"] = {"cloud": "aws", "region": "us-east-1"}
-    if "embed" not in spec:  # an embedding model sets the dimension
+    if "embed" not in spec and "restoreFrom" not in spec:  # an embedding model (a backup) sets the dimension
         spec.setdefault("dimension", 8)
     return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "VectorIndex", "metadata": {"name": name}, "spec": spec}
 

@@ -13,8 +13,8 @@ from pinery.metrics import Metrics
 # The ids Kopf derived from the functions before they were given explicitly (fn.__qualname__).
 IDS = {
     "_watching": ["fsdpjob_workload_event", "register.<locals>.fsdpjob_event", "register.<locals>.fsdpjob_pod_event", "vectorindex_event"],
-    "_spawning": ["register.<locals>.fsdpjob_daemon", "vectorindex_daemon"],
-    "_changing": ["vectorindex_delete"],
+    "_spawning": ["register.<locals>.fsdpjob_daemon", "vectorindex_daemon", "vectorindexbackup_daemon"],
+    "_changing": ["vectorindex_delete", "vectorindexbackup_delete"],
 }
 
 

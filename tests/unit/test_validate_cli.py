@@ -133,7 +133,7 @@ def test_several_problems_of_one_object_are_all_reported():
     "text, expected",
     [
         ("kind: ConfigMap\napiVersion: v1\nmetadata: {name: cm}\n",
-         'ConfigMap/cm: kind: unknown kind "ConfigMap": pinery validates VectorIndex and FSDPJob (pinery.dev/v1alpha1)'),
+         'ConfigMap/cm: kind: unknown kind "ConfigMap": pinery validates VectorIndex, FSDPJob, VectorIndexBackup and VectorIndexBackupSchedule (pinery.dev/v1alpha1)'),
         ("apiVersion: pinery.dev/v1\nkind: FSDPJob\nmetadata: {name: j}\nspec: {numNodes: 1}\n",
          'FSDPJob/j: apiVersion: Unsupported value: "pinery.dev/v1": supported values: "pinery.dev/v1alpha1"'),
         ("apiVersion: pinery.dev/v1alpha1\nmetadata: {name: j}\n", "Unknown/j: kind: Required value"),
@@ -200,7 +200,7 @@ def test_status_is_ignored_as_on_create():
 def test_custom_resource_definitions_are_checked_as_kube_apiserver_checks_them():
     result = run_pinery("validate", "-f", "crds/")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "valid: 2 CustomResourceDefinition"
+    assert result.stdout.strip() == "valid: 4 CustomResourceDefinition"
     crd = yaml.safe_load((REPO_ROOT / "crds" / "fsdpjobs.pinery.dev.yaml").read_text())
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"]["description"] = "Standard object metadata."
     crd["spec"]["scope"] = "Global"

@@ -3,12 +3,13 @@
 The CRDs in crds/ are generated from these models (`pinery crds`).
 """
 
+from pinery.api.backups import VECTOR_INDEX_BACKUP, VECTOR_INDEX_BACKUP_SCHEDULE
 from pinery.api.base import API_VERSION, GROUP, VERSION
 from pinery.api.fsdpjob import FSDP_JOB, FSDPJobSpec, FSDPJobStatus
 from pinery.api.resource import ResourceInfo
 from pinery.api.vectorindex import VECTOR_INDEX, VectorIndexSpec, VectorIndexStatus
 
-RESOURCES: tuple[ResourceInfo, ...] = (VECTOR_INDEX, FSDP_JOB)
+RESOURCES: tuple[ResourceInfo, ...] = (VECTOR_INDEX, FSDP_JOB, VECTOR_INDEX_BACKUP, VECTOR_INDEX_BACKUP_SCHEDULE)
 
 
 def resource_for_kind(kind: str) -> ResourceInfo | None:
@@ -28,6 +29,8 @@ __all__ = [
     "RESOURCES",
     "ResourceInfo",
     "VECTOR_INDEX",
+    "VECTOR_INDEX_BACKUP",
+    "VECTOR_INDEX_BACKUP_SCHEDULE",
     "VERSION",
     "VectorIndexSpec",
     "VectorIndexStatus",

@@ -42,7 +42,7 @@ TagValue = Annotated[
 Metric = Literal["cosine", "euclidean", "dotproduct"]
 VectorType = Literal["dense", "sparse", "hybrid"]
 DeploymentType = Literal["serverless", "pod", "byoc"]
-Phase = Literal["Pending", "Creating", "Ready", "Updating", "Disabled", "Error", "Failed", "Terminating"]
+Phase = Literal["Pending", "Creating", "Restoring", "Ready", "Updating", "Disabled", "Error", "Failed", "Terminating"]
 # Pinecone's dedicated read node types (2025-10 spec, ReadCapacityDedicatedConfig.node_type).
 NodeType = Literal["b1", "t1"]
 
@@ -179,6 +179,21 @@ class FieldNames(ApiModel):
     )
     sparse: Optional[FieldName] = Field(
         None, description=f"The sparse vector field (sparse and hybrid indexes); default {DEFAULT_SPARSE_FIELD}."
+    )
+
+
+class RestoreFrom(ApiModel):
+    """The backup a new index is made from (Pinecone's create-index-from-backup)."""
+
+    backup_name: Optional[ObjectName] = Field(
+        None, description="A VectorIndexBackup in the same namespace, once it is Ready."
+    )
+    backup_id: Optional[str] = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9-]+$",
+        description="Or: Pinecone's id of a backup the API key can see.",
     )
 
 
@@ -327,6 +342,15 @@ class VectorIndexSpec(ApiModel):
             "here; without either, the index is a plain vector index, addressed by the vectors API."
         ),
     )
+    restore_from: Optional[RestoreFrom] = Field(
+        None,
+        json_schema_extra=immutable(),
+        description=(
+            "Create the index from a backup (serverless only): its records, dimension, metric and "
+            "fields come from the backup. dimension and metric may then be left out; what the spec "
+            "does say must match the backup."
+        ),
+    )
     read_capacity: Optional[ReadCapacity] = Field(
         None,
         description=(
@@ -427,7 +451,7 @@ class VectorIndexSpec(ApiModel):
                 out.append(FieldError("spec.embed", "integrated inference needs a serverless index"))
             if self.vector_type == "hybrid":
                 out.append(FieldError("spec.vectorType", "an embedding model makes dense or sparse vectors, not both"))
-        elif self.vector_type != "sparse" and self.dimension is None:
+        elif self.vector_type != "sparse" and self.dimension is None and self.restore_from is None:
             out.append(FieldError("spec.dimension", "required for dense and hybrid indexes"))
         if self.vector_type == "hybrid":
             if self.metric not in (None, "dotproduct"):
@@ -452,6 +476,7 @@ class VectorIndexSpec(ApiModel):
             if self.pod is not None:
                 out.append(FieldError("spec.pod", "sparse indexes cannot be pod-based"))
         out.extend(self._document_problems())
+        out.extend(self._restore_problems())
         for key in sorted(self.tags or {}):
             if key.startswith(RESERVED_TAG_PREFIX):
                 out.append(
@@ -469,6 +494,17 @@ class VectorIndexSpec(ApiModel):
                         f" = {self.pod.replicas * self.pod.shards}); omit it to have it computed",
                     )
                 )
+        return out
+
+    def _restore_problems(self) -> list[FieldError]:
+        restore = self.restore_from
+        if restore is None:
+            return []
+        out = []
+        if (restore.backup_name is None) == (restore.backup_id is None):
+            out.append(FieldError("spec.restoreFrom", "exactly one of backupName and backupId must be set"))
+        if self.serverless is None or self.serverless.source_collection:
+            out.append(FieldError("spec.restoreFrom", "backups restore as serverless indexes: set serverless, without sourceCollection"))
         return out
 
     def _document_problems(self) -> list[FieldError]:
@@ -538,6 +574,15 @@ class ReadCapacityStatus(ApiModel):
     message: Optional[str] = Field(None, description="Pinecone's error message, in state Error.")
 
 
+class RestoreStatus(ApiModel):
+    """The restore job that makes the index from a backup, as Pinecone reports it."""
+
+    backup_id: Optional[str] = Field(None, description="The backup restored.")
+    restore_job_id: Optional[str] = Field(None, description="Pinecone's id of the restore job.")
+    state: Optional[str] = Field(None, description="Pinecone's state of the job (Pending, InProgress, Completed, Failed).")
+    percent_complete: Optional[float] = Field(None, ge=0, le=100, description="How much of the backup is restored.")
+
+
 class VectorIndexStatus(ApiModel):
     """Observed state of the index, written by the operator."""
 
@@ -556,7 +601,8 @@ class VectorIndexStatus(ApiModel):
     phase: Optional[Phase] = Field(
         None,
         description=(
-            "Summary of the conditions for display: Pending, Creating, Ready, Updating, "
+            "Summary of the conditions for display: Pending, Creating, Restoring (being made from "
+            "a backup), Ready, Updating, "
             "Disabled (dedicated read capacity with 0 replicas: the index keeps its data and "
             "serves no reads), Error (retrying by itself), Failed (needs a change to the spec, "
             "Secret or account) or Terminating."
@@ -574,6 +620,7 @@ class VectorIndexStatus(ApiModel):
     read_capacity: Optional[ReadCapacityStatus] = Field(
         None, description="Read capacity of a serverless or BYOC index as Pinecone reports it."
     )
+    restore: Optional[RestoreStatus] = Field(None, description="The restore of an index made from a backup (restoreFrom).")
     observed_generation: Optional[int] = Field(
         None, ge=0, description="The metadata.generation the operator last acted on."
     )
@@ -611,7 +658,7 @@ SPEC_RULES = (
         field_path=".vectorType",
     ),
     CelRule(
-        rule="self.vectorType == 'sparse' || has(self.dimension) || has(self.embed)",
+        rule="self.vectorType == 'sparse' || has(self.dimension) || has(self.embed) || has(self.restoreFrom)",
         message="dimension is required for dense and hybrid indexes",
         field_path=".dimension",
     ),
@@ -695,6 +742,16 @@ SPEC_RULES = (
         ),
         message="textFields: a text field cannot have the name of a vector field",
         field_path=".textFields",
+    ),
+    CelRule(
+        rule="!has(self.restoreFrom) || has(self.restoreFrom.backupName) != has(self.restoreFrom.backupId)",
+        message="restoreFrom: exactly one of backupName and backupId must be set",
+        field_path=".restoreFrom",
+    ),
+    CelRule(
+        rule="!has(self.restoreFrom) || (has(self.serverless) && !has(self.serverless.sourceCollection))",
+        message="restoreFrom: backups restore as serverless indexes: set serverless, without sourceCollection",
+        field_path=".restoreFrom",
     ),
     CelRule(
         rule="!has(self.tags) || self.tags.all(k, !k.startsWith('pinery-'))",

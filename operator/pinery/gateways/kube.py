@@ -27,6 +27,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "Node": ("v1", "nodes"),
     "FSDPJob": ("pinery.dev/v1alpha1", "fsdpjobs"),
     "VectorIndex": ("pinery.dev/v1alpha1", "vectorindexes"),
+    "VectorIndexBackup": ("pinery.dev/v1alpha1", "vectorindexbackups"),
+    "VectorIndexBackupSchedule": ("pinery.dev/v1alpha1", "vectorindexbackupschedules"),
     # Kueue (pinery.fsdpjob.kueue): the job's Workload; ResourceFlavor, WorkloadPriorityClass
     # and PriorityClass are cluster-scoped (read with namespace None).
     "Workload": ("kueue.x-k8s.io/v1beta2", "workloads"),

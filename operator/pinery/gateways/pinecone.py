@@ -67,9 +67,10 @@ def key_id(api_key: str) -> str:
 _SDK_UNTYPED_TAG = "__untyped__"
 
 
-def index_to_dict(model: Any) -> dict[str, Any]:
-    """An SDK IndexModel (a msgspec Struct) as the 2026-07 wire dict. Only the struct's own
-    fields: the deprecated views the SDK computes (`spec`, `dimension`, ...) are not read."""
+def struct_to_dict(model: Any) -> dict[str, Any]:
+    """An SDK model (a msgspec Struct: IndexModel, BackupModel, ...) as its 2026-07 wire dict.
+    Only the struct's own fields: the deprecated views the SDK computes (`spec`, `dimension`,
+    ...) are not read."""
     import msgspec
 
     data: dict[str, Any] = msgspec.to_builtins(model)
@@ -77,6 +78,9 @@ def index_to_dict(model: Any) -> dict[str, Any]:
         if isinstance(declared, dict) and declared.get("type") == _SDK_UNTYPED_TAG:
             del declared["type"]
     return data
+
+
+index_to_dict = struct_to_dict
 
 
 def failure_from(exc: BaseException, operation: str, api_key: str) -> PineconeFailure:
@@ -236,3 +240,59 @@ class PineconeGateway:
             if exc.failure.status != 404:
                 raise
         self._changed(api_key, name)
+
+    # --- backups and restores (10.x SDK: pinecone/client/backups.py, client/restore_jobs.py,
+    # Pinecone.create_index_from_backup in pinecone/_client.py) --------------------------------
+
+    async def create_backup(self, api_key: str, index_name: str, name: str, description: str | None) -> dict[str, Any]:
+        """Ask Pinecone to back up an index; the backup starts `Initializing`."""
+        model = await self._call("create_backup", api_key,
+                                 lambda pc: pc.backups.create(index_name=index_name, name=name, description=description))
+        return struct_to_dict(model)
+
+    async def describe_backup(self, api_key: str, backup_id: str) -> dict[str, Any] | None:
+        """The backup, or None when Pinecone has none of this id."""
+        try:
+            model = await self._call("describe_backup", api_key, lambda pc: pc.backups.describe(backup_id=backup_id))
+        except PineconeCallError as exc:
+            if exc.failure.status == 404:
+                return None
+            raise
+        return struct_to_dict(model)
+
+    async def find_backup(self, api_key: str, index_name: str, name: str) -> dict[str, Any] | None:
+        """The backup of `index_name` called `name` (every page of the index's backups), or None;
+        None too when the index is gone."""
+        try:
+            models = await self._call("list_backups", api_key, lambda pc: list(pc.indexes.list_backups(index_name)))
+        except PineconeCallError as exc:
+            if exc.failure.status == 404:
+                return None
+            raise
+        found = [struct_to_dict(m) for m in models if m.name == name]
+        return found[0] if found else None
+
+    async def delete_backup(self, api_key: str, backup_id: str) -> None:
+        """Delete a backup; an absent one is not an error."""
+        try:
+            await self._call("delete_backup", api_key, lambda pc: pc.backups.delete(backup_id=backup_id))
+        except PineconeCallError as exc:
+            if exc.failure.status != 404:
+                raise
+
+    async def restore(self, api_key: str, backup_id: str, name: str, *, tags: dict[str, str],
+                      deletion_protection: str) -> dict[str, Any]:
+        """Create index `name` from a backup; returns `restore_job_id` and `index_id` at once."""
+        answer = await self._call("create_index_from_backup", api_key, lambda pc: pc.create_index_from_backup(
+            name=name, backup_id=backup_id, tags=tags, deletion_protection=deletion_protection, timeout=-1))
+        self._changed(api_key, name)
+        return struct_to_dict(answer)
+
+    async def describe_restore_job(self, api_key: str, job_id: str) -> dict[str, Any] | None:
+        try:
+            model = await self._call("describe_restore_job", api_key, lambda pc: pc.restore_jobs.describe(job_id=job_id))
+        except PineconeCallError as exc:
+            if exc.failure.status == 404:
+                return None
+            raise
+        return struct_to_dict(model)

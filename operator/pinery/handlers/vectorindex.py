@@ -29,9 +29,9 @@ from pinery.api.conditions import get_condition, now_rfc3339
 from pinery.api.vectorindex import VectorIndexSpec
 from pinery.gateways.kube import KubeError
 from pinery.gateways.pinecone import PineconeCallError
+from pinery.handlers import pinecone_keys
 from pinery.handlers.object_loop import ObjectLoop, jitter
 from pinery.services import Services
-from pinery.settings import OperatorSettings
 from pinery.vectorindex import accepted, deletion
 from pinery.vectorindex.decisions import (
     CREATE_SENT_AT,
@@ -47,6 +47,8 @@ from pinery.vectorindex.decisions import (
 )
 from pinery.vectorindex.desired import connection_fields
 from pinery.vectorindex.errors import classify, outcome_unknown
+from pinery.vectorindex.restore import RestoreView
+from pinery.vectorindex.restore import report as restore_report
 from pinery.vectorindex.schedule import current_sweep, next_sweep
 from pinery.vectorindex.status import READY, next_status, status_changes
 
@@ -55,6 +57,8 @@ PLURAL = "vectorindexes"
 # When the finalizer gives up on Pinecone: `pinery.vectorindex.deletion`.
 # A daemon in the middle of a Pinecone call gets this long to finish it when stopped.
 STOP_GRACE_SECONDS = 30.0
+# The Pinecone calls that make an index (status.createSentAt guards them).
+CREATING = ("create_index", "create_index_from_backup")
 
 log = logging.getLogger("pinery.vectorindex")
 
@@ -195,9 +199,9 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         services.metrics.reconciled(KIND, "refuse")
         return until_sweep()
 
-    api_key = await _api_key(spec, namespace, services)
+    api_key = await pinecone_keys.api_key(spec.api_key_secret_ref, namespace, services)
     if api_key is None:
-        ns, secret, key = _secret_ref(spec, namespace, settings)
+        ns, secret, key = pinecone_keys.secret_ref(spec.api_key_secret_ref, namespace, settings)
         missing: Cond = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
         await _report(obj, services, missing, missing)
         services.metrics.reconciled(KIND, "error")
@@ -213,14 +217,14 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         old[CREATE_SENT_AT] = sent
 
     try:
-        step = await _look_and_act(services, api_key, spec, who, old.get("indexName"), memory.polls, sweep, before_create)
+        step = await _look_and_act(services, api_key, spec, who, old, memory.polls, sweep, before_create)
     except PineconeCallError as exc:
         verdict = classify(exc.failure, memory.failures, timing)
         memory.failures += 1
         if exc.failure.retry_after:
             memory.hold_for(exc.failure.retry_after)
         cond: Cond = ("False", verdict.reason, verdict.message)
-        answered = exc.failure.operation == "create_index" and not outcome_unknown(exc.failure)
+        answered = exc.failure.operation in CREATING and not outcome_unknown(exc.failure)
         await _report(obj, services, cond if verdict.terminal else _ready_as_before(old, cond), cond,
                       cleared=(CREATE_SENT_AT,) if answered else ())
         log.warning("VectorIndex %s/%s: %s", namespace, name, verdict.message)
@@ -234,7 +238,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     await _report(
         obj, services, step.ready, step.synced, step.events, cleared=(CREATE_SENT_AT,) if seen else (),
         indexName=index_name if managed else None, type=spec.deployment_type, host=step.host, state=step.state,
-        readCapacity=step.read_capacity,
+        readCapacity=step.read_capacity, restore=step.restore,
     )
     if managed and accepted.ANNOTATION not in (meta.get("annotations") or {}):
         record = {"metadata": {"annotations": {accepted.ANNOTATION: accepted.record(spec, index_name)}}}
@@ -247,33 +251,64 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
 
 
 async def _look_and_act(services: Services, api_key: str, spec: VectorIndexSpec, who: Identity,
-                        known: str | None, polls: int, sweep: int | None,
+                        status: dict[str, Any], polls: int, sweep: int | None,
                         before_create: Callable[[], Awaitable[None]]) -> Step:
     """Describe the index (or find it in the sweep's listing), decide, and make the call."""
     gateway, timing = services.pinecone, services.vectorindex_timing
-    name = spec.index_name_for(who.name)
+    name, known = spec.index_name_for(who.name), status.get("indexName")
     if sweep is not None:
         index = await gateway.describe_in_sweep(api_key, name, sweep)
     else:
         index = await gateway.describe(api_key, name)
-    step = decide(spec, who, index, known_index_name=known, polls=polls, timing=timing)
-    if step.action == "create":
+    restoring, job = await _restore_facts(services, api_key, spec, who.namespace, index, status.get("restore") or {})
+    step = decide(spec, who, index, known_index_name=known, polls=polls, timing=timing, restoring=restoring, restore_job=job)
+    if step.action in ("create", "restore"):
         await before_create()
         try:
+            if step.action == "restore":
+                request = dict(step.request)
+                answer = await gateway.restore(api_key, request.pop("backup_id"), request.pop("name"), **request)
+                job = {"backup_id": step.request["backup_id"], "restore_job_id": answer.get("restore_job_id"), "status": "Pending"}
+                return dataclasses.replace(step, restore=restore_report(step.request["backup_id"], job))
             created = await gateway.create(api_key, step.request)
         except PineconeCallError as exc:
             if exc.failure.status != 409:
                 raise
             # A retried request or a concurrent creator got there first: judge what is there.
             index = await gateway.describe(api_key, name)
-            step = decide(spec, who, index, known_index_name=known, polls=polls, timing=timing)
-            if step.action == "create":
+            step = decide(spec, who, index, known_index_name=known, polls=polls, timing=timing, restoring=restoring, restore_job=job)
+            if step.action in ("create", "restore"):
                 raise
         else:
             return dataclasses.replace(step, host=created.get("host"), state=(created.get("status") or {}).get("state"))
     if step.action == "configure":
         await gateway.configure(api_key, name, step.request)
     return step
+
+
+async def _restore_facts(services: Services, api_key: str, spec: VectorIndexSpec, namespace: str,
+                         index: dict[str, Any] | None, restored: dict[str, Any]) -> tuple[RestoreView | None, dict[str, Any] | None]:
+    """For spec.restoreFrom: the backup to restore while the index is absent, and the restore
+    job while one the status knows of has not finished."""
+    source = spec.restore_from
+    if source is None:
+        return None, None
+    if index is not None:
+        job_id = restored.get("restoreJobId")
+        if job_id and restored.get("state") not in ("Completed", "Failed"):
+            return None, await services.pinecone.describe_restore_job(api_key, job_id)
+        return None, None
+    backup_id = source.backup_id
+    if source.backup_name is not None:
+        vib = await services.kube.get("VectorIndexBackup", namespace, source.backup_name)
+        found = (vib or {}).get("status") or {}
+        if vib is None or found.get("phase") != "Ready" or not found.get("backupId"):
+            state = "does not exist" if vib is None else f"is {found.get('phase') or 'Pending'}"
+            msg = f"VectorIndexBackup {namespace}/{source.backup_name} {state}; restoring once it is Ready"
+            return RestoreView(waiting=("False", "Restoring", msg)), None
+        backup_id = found["backupId"]
+    assert backup_id is not None
+    return RestoreView(backup_id, await services.pinecone.describe_backup(api_key, backup_id)), None
 
 
 async def _report(obj: dict, services: Services, ready: Cond, synced: Cond, step_events: tuple[Event, ...] = (),
@@ -336,9 +371,9 @@ async def release(obj: dict, services: Services) -> None:
     attempts = polls = 0
     posted: set[str] = set()  # reasons of the Events already posted (each once)
     while True:
-        api_key = await _api_key(spec, namespace, services)
+        api_key = await pinecone_keys.api_key(spec.api_key_secret_ref, namespace, services)
         if api_key is None:
-            ns, secret, _ = _secret_ref(spec, namespace, services.settings)
+            ns, secret, _ = pinecone_keys.secret_ref(spec.api_key_secret_ref, namespace, services.settings)
             retry = deletion.after_missing_secret(attempts, index_created=bool(old.get("indexName")),
                                                   index_name=index_name, secret=f"{ns}/{secret}", timing=timing)
             attempts = retry.attempts
@@ -375,17 +410,6 @@ async def release(obj: dict, services: Services) -> None:
 
 
 # --- helpers ----------------------------------------------------------------------------
-
-def _secret_ref(spec: VectorIndexSpec, namespace: str, settings: OperatorSettings) -> tuple[str, str, str]:
-    if spec.api_key_secret_ref is not None:
-        return namespace, spec.api_key_secret_ref.name, spec.api_key_secret_ref.key
-    return settings.default_secret_namespace, settings.pinecone_secret_name, settings.pinecone_secret_key
-
-
-async def _api_key(spec: VectorIndexSpec, namespace: str, services: Services) -> str | None:
-    ns, name, key = _secret_ref(spec, namespace, services.settings)
-    return await services.kube.secret_value(ns, name, key) or None
-
 
 def _ready_as_before(status: dict, cond: Cond) -> Cond:
     """Ready after a failure the operator retries by itself: a Pinecone hiccup is no evidence

@@ -24,10 +24,14 @@ def immutable_differences(spec: VectorIndexSpec, index: dict[str, Any]) -> list[
     else:
         found_type = observed.vector_type(index)
         differ("vectorType", spec.vector_type, found_type)
+        # An index made from a backup (restoreFrom) takes its dimension and metric from it: the
+        # spec may leave them out.
+        restored = spec.restore_from is not None
         dimension = observed.dimension(index)
-        if spec.dimension is not None or dimension is not None:
+        if spec.dimension is not None or (dimension is not None and not restored):
             differ("dimension", spec.dimension, dimension)
-        differ("metric", spec.effective_metric, observed.metric(index))
+        if spec.metric is not None or not restored:
+            differ("metric", spec.effective_metric, observed.metric(index))
         if found_type == spec.vector_type:  # applications address the fields by these names
             differ("vector field names", list(desired.vector_field_names(spec)), list(observed.vector_field_names(index)))
     differ("textFields", _wanted_text(spec), {name: _found_text(f) for name, f in observed.text_fields(index).items()})

@@ -11,14 +11,14 @@ from typing import Any, Literal
 
 from pinery.api.conditions import parse_time
 from pinery.api.vectorindex import VectorIndexSpec
-from pinery.vectorindex import observed
+from pinery.vectorindex import observed, restore
 from pinery.vectorindex.adoption import immutable_differences
 from pinery.vectorindex.desired import configure_changes, create_request
 from pinery.vectorindex.ownership import is_owned_by, owner_of, ownership_tags
 from pinery.vectorindex.schedule import DEFAULT_TIMING, Timing
 from pinery.vectorindex.status import Cond, Event, condition_events, read_capacity_report
 
-Action = Literal["create", "configure", "wait", "none", "refuse"]
+Action = Literal["create", "restore", "configure", "wait", "none", "refuse"]
 
 __all__ = ["CREATE_SENT_AT", "Action", "Cond", "Event", "Identity", "Step", "decide", "decide_deletion", "landing_deadline",
            "pass_events", "refuse_immutable_change"]
@@ -40,6 +40,7 @@ class Step:
     host: str | None = None
     state: str | None = None
     read_capacity: dict[str, Any] | None = None  # status.readCapacity
+    restore: dict[str, Any] | None = None  # status.restore
 
 
 @dataclass(frozen=True)
@@ -68,17 +69,23 @@ def decide(
     known_index_name: str | None = None,
     polls: int = 0,
     timing: Timing = DEFAULT_TIMING,
+    restoring: restore.RestoreView | None = None,
+    restore_job: dict[str, Any] | None = None,
 ) -> Step:
     """The next step for one VectorIndex.
 
     `index` is Pinecone's description of the index named by the spec (None when absent);
     `known_index_name` is status.indexName (set once the operator created or adopted an
-    index); `polls` counts consecutive readiness polls, for backoff.
+    index); `polls` counts consecutive readiness polls, for backoff. For an index made from a
+    backup (spec.restoreFrom): `restoring`, the backup, when the index is absent; `restore_job`,
+    Pinecone's restore job while it runs.
     """
     name = spec.index_name_for(who.name)
     if known_index_name and known_index_name != name:
         return refuse_immutable_change(known_index_name, ["indexName"], detail=f"it changed from {known_index_name!r} to {name!r}")
 
+    if index is None and spec.restore_from is not None:
+        return _restore(spec, who, name, restoring, known_index_name, polls, timing)
     if index is None:
         if known_index_name:
             event = Event("Warning", "Recreating", f"index {name} was deleted outside pinery; creating it again")
@@ -110,7 +117,16 @@ def decide(
 
     state, ready = observed.status(index)
     host = index.get("host")
-    facts: dict[str, Any] = {"host": host, "state": state, "read_capacity": read_capacity_report(index)}
+    facts: dict[str, Any] = {"host": host, "state": state, "read_capacity": read_capacity_report(index),
+                             "restore": restore.report(None, restore_job) if restore_job else None}
+    if restore_job is not None and restore_job.get("status") == restore.FAILED:
+        msg = (f"Pinecone could not restore index {name} from backup {restore_job.get('backup_id')}; delete this "
+               "object (the index goes with it) and apply it again")
+        return _refuse("RestoreFailed", msg, index)
+    if restore.in_progress(restore_job) and not ready:
+        assert restore_job is not None
+        waiting_restore: Cond = ("False", "Restoring", restore.progress_message(name, restore_job))
+        return Step("wait", waiting_restore, waiting_restore, requeue=timing.poll(polls), **facts)
     if state == "InitializationFailed":
         msg = (
             f"Pinecone could not initialize index {name}; delete this object (the failed index goes "
@@ -163,6 +179,33 @@ def _capacity_progress(capacity: dict[str, Any]) -> str:
     serving = [f"{capacity[k]} {k.removeprefix('current_')}" for k in ("current_replicas", "current_shards")
                if capacity.get(k) is not None]
     return str(capacity.get("state")) + (f": {', '.join(serving)} serving" if serving else "")
+
+
+def _restore(spec: VectorIndexSpec, who: Identity, name: str, view: restore.RestoreView | None,
+             known_index_name: str | None, polls: int, timing: Timing) -> Step:
+    """The index is absent and the spec restores it from a backup: wait for the backup, refuse a
+    backup that contradicts the spec, or restore."""
+    if view is None or view.waiting is not None:
+        waiting = view.waiting if view is not None and view.waiting else ("False", "Restoring", f"looking for the backup of index {name}")
+        return Step("wait", waiting, waiting, requeue=timing.poll(polls))
+    backup_id = view.backup_id
+    if view.backup is None:
+        msg = f"spec.restoreFrom: backup {backup_id} does not exist in Pinecone (or the API key cannot see it)"
+        return Step("refuse", ("False", "BackupNotFound", msg), ("False", "BackupNotFound", msg))
+    if view.backup.get("status") != "Ready":
+        msg = f"backup {backup_id} is {view.backup.get('status')}; restoring index {name} once it is Ready"
+        return Step("wait", ("False", "Restoring", msg), ("False", "Restoring", msg), requeue=timing.poll(polls))
+    diffs = restore.differences(spec, view.backup)
+    if diffs:
+        msg = f"spec.restoreFrom: backup {backup_id} differs from the spec: " + "; ".join(diffs)
+        return Step("refuse", ("False", "SpecMismatch", msg), ("False", "SpecMismatch", msg))
+    if known_index_name:
+        event = Event("Warning", "Recreating", f"index {name} was deleted outside pinery; restoring it again from backup {backup_id}")
+    else:
+        event = Event("Normal", "Restoring", f"restoring Pinecone index {name} from backup {backup_id}")
+    cond: Cond = ("False", "Restoring", f"restoring index {name} from backup {backup_id}")
+    return Step("restore", cond, cond, request={"backup_id": backup_id, "name": name, **restore.request(spec, who.tags())},
+                requeue=timing.poll(0), events=(event,), restore={"backupId": backup_id})
 
 
 def refuse_immutable_change(index_name: str, fields: list[str], detail: str = "") -> Step:

@@ -56,11 +56,13 @@ def classify(failure: PineconeFailure, attempt: int = 0, timing: Timing = DEFAUL
     if status == 402:
         return terminal("PaymentRequired", f"{what}: the Pinecone account needs attention ({text})")
     if status == 403 and ("QUOTA" in code or "quota" in text.lower() or "max indexes" in text.lower()):
-        return terminal("QuotaExceeded", f"{what}: the project's index quota is used up ({text})")
+        quota = "backup" if "backup" in text.lower() else "index"
+        return terminal("QuotaExceeded", f"{what}: the project's {quota} quota is used up ({text})")
     if status == 403:
         return terminal("Forbidden", f"{what}: the API key may not do this ({text})")
-    if status in (400, 422) or (status == 404 and failure.operation == "create_index"):
-        # On create, 404 means the spec names a cloud region or environment Pinecone lacks.
+    if status in (400, 422) or (status == 404 and failure.operation in ("create_index", "create_index_from_backup")):
+        # On create, 404 means the spec names a cloud region or environment Pinecone lacks; on a
+        # restore, a backup it lacks.
         return terminal("InvalidSpec", f"{what}: Pinecone rejected the request: {text}")
     if status == 412:
         return retry("FailedPrecondition", f"{what}: {text}")

@@ -27,6 +27,8 @@ TERMINAL_REASONS = frozenset(
         "Forbidden",
         "SecretNotFound",
         "ReadCapacityFailed",
+        "RestoreFailed",
+        "BackupNotFound",
     }
 )
 # Reasons the operator recovers from by itself: the phase is Error while they last.
@@ -55,8 +57,8 @@ def phase(conditions: list[dict[str, Any]] | None, deleting: bool = False) -> st
         return "Ready" if synced and synced.get("status") == "True" else "Updating"
     if ready and ready.get("reason") == "Disabled":  # a change that re-enables it shows as Updating
         return "Disabled" if synced and synced.get("status") == "True" else "Updating"
-    if ready and ready.get("reason") == "Creating":
-        return "Creating"
+    if ready and ready.get("reason") in ("Creating", "Restoring"):
+        return str(ready["reason"])
     return "Pending"
 
 

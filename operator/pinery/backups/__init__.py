@@ -1,0 +1,1 @@
+"""Backups of Pinecone indexes: pure policies for VectorIndexBackup and VectorIndexBackupSchedule."""
