@@ -190,6 +190,31 @@ def test_backups_and_restore_jobs(make_pinecone_emulator):
         pc.describe_backup(backup_id=backup.backup_id)
 
 
+def test_restore_progress_as_the_9x_sdk_sees_it(make_pinecone_emulator):
+    """API 2025-10: a restore job is Pending, then InProgress with percent_complete growing (the
+    spec's RestoreJobModel), then Completed (100, completed_at); the index is not ready until then.
+    The emulator's clock is moved (restores take an hour here), never waited on."""
+    emulator = make_pinecone_emulator(backup_delay=0.0, restore_delay=3600.0)
+    pc = Pinecone(api_key=TEST_API_KEY, host=emulator.url)
+    pc.create_index(name="prod", dimension=2, spec=SERVERLESS, timeout=5)
+    pc.Index(host=pc.describe_index("prod").host).upsert(vectors=[("a", [1.0, 0.0], {"k": "v"})], namespace="n1")
+    backup = pc.create_backup(index_name="prod", backup_name="b")
+    assert (backup.dimension, backup.metric, backup.record_count, backup.namespace_count) == (2, "cosine", 1, 1)
+    job = pc.create_index_from_backup(name="copy", backup_id=backup.backup_id, timeout=-1)
+    pending = pc.describe_restore_job(job_id=job.restore_job_id)
+    assert (pending.status, pending.percent_complete, pending.completed_at) == ("Pending", 0.0, None)
+    emulator.call(emulator.store.refresh, time.time() + 2700)  # three quarters of the hour
+    running = pc.describe_restore_job(job_id=job.restore_job_id)
+    assert running.status == "InProgress" and 49 < running.percent_complete < 60
+    assert pc.describe_index("copy").status.state == "Initializing"
+    emulator.call(emulator.store.refresh, time.time() + 7200)
+    done = pc.describe_restore_job(job_id=job.restore_job_id)
+    assert (done.status, done.percent_complete) == ("Completed", 100.0) and done.completed_at
+    copy = pc.describe_index("copy")
+    assert copy.status.ready and copy.dimension == 2
+    assert pc.Index(host=copy.host).fetch(ids=["a"], namespace="n1").vectors["a"].metadata == {"k": "v"}
+
+
 @pytest.mark.parametrize("method, path, what", [
     ("GET", "/assistant/assistants", "the Assistant API"),
     ("POST", "/assistant/chat/helper", "the Assistant API"),

@@ -4,11 +4,20 @@
 API key TEST_API_KEY) in a thread for each test. `make_pinecone_emulator(**options)` starts one
 with other options (delays, quota, a shared state directory for restart tests); everything it
 started is stopped at the end of the test.
+
+`clock_ahead(emulator, seconds)` moves every timed state machine of an emulator on as if that much
+time had passed, without waiting; `api_call(emulator, method, path, ...)` sends one plain HTTP
+request in a chosen API version and returns (status, JSON body).
 """
 
 from __future__ import annotations
 
+import json
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -51,3 +60,23 @@ def pinecone_client(pinecone_emulator):
     client = Pinecone(api_key=TEST_API_KEY, host=pinecone_emulator.url)
     yield client
     client.close()
+
+
+def clock_ahead(emulator: PineconeEmulator, seconds: float) -> None:
+    """Settle every transition of `emulator` as it stands `seconds` from now (on its own loop)."""
+    emulator.call(emulator.store.refresh, time.time() + seconds)
+
+
+def api_call(emulator: PineconeEmulator, method: str, path: str, body: Any = None, version: str = "2025-10",
+             api_key: str = TEST_API_KEY) -> tuple[int, Any]:
+    """One request to the emulator without an SDK (no retries): (status, decoded JSON body or None)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(emulator.url + path, data=data, method=method, headers={
+        "Api-Key": api_key, "Content-Type": "application/json", "X-Pinecone-Api-Version": version})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        return err.code, json.loads(raw) if raw else None

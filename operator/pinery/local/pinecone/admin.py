@@ -9,7 +9,8 @@
     DELETE /_emulator/stats               reset the counters and the request log
     GET    /_emulator/requests?since=N    the request log after sequence number N: operation, index,
                                           arrival and answer times, status, Retry-After
-    GET    /_emulator/settings            delays, index quota, names that fail initialization
+    GET    /_emulator/settings            delays, index and backup quotas, whether backups are allowed,
+                                          names whose initialization or backups fail
     PATCH  /_emulator/settings            change some of them
     POST   /_emulator/flush               write pending vector data to the state directory now
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
@@ -35,20 +35,34 @@ class Settings:
     import_delay: float = 1.0  # how long a bulk import stays Pending
     index_quota: int | None = None
     fail_initialization: set[str] = field(default_factory=set)
+    # Backups (backups.py): how many a project may hold (None: no limit; beyond it create_backup is
+    # the 2025-10 spec's 403 "You've exceed your backup quota"), whether the plan has backups at all
+    # (False: 403, as on Pinecone's Starter and Builder plans), and source index names whose backups
+    # fail (`InitializationFailed` after the backup delay).
+    backup_quota: int | None = None
+    backups_allowed: bool = True
+    fail_backups: set[str] = field(default_factory=set)
+
+    NAME_SETS: ClassVar[tuple[str, ...]] = ("fail_initialization", "fail_backups")
+    LIMITS: ClassVar[tuple[str, ...]] = ("index_quota", "backup_quota")
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["fail_initialization"] = sorted(self.fail_initialization)
+        for key in self.NAME_SETS:
+            out[key] = sorted(getattr(self, key))
         return out
 
     def update(self, changes: Mapping[str, Any]) -> None:
         for key, value in changes.items():
             if key not in self.__dataclass_fields__:
                 raise ValueError(f"unknown setting {key!r} (known: {', '.join(sorted(self.__dataclass_fields__))})")
-            if key == "fail_initialization":
+            if key in self.NAME_SETS:
                 value = set(value or ())
-            elif key == "index_quota":
+            elif key in self.LIMITS:
                 value = None if value is None else int(value)
+            elif key == "backups_allowed":
+                if not isinstance(value, bool):
+                    raise ValueError(f"{key} must be true or false")
             else:
                 value = float(value)
                 if value < 0:
@@ -105,7 +119,7 @@ def store(request: web.Request) -> Store:
 
 
 def settings(request: web.Request) -> Settings:
-    """The emulator's delays, index quota and names that fail initialization."""
+    """The emulator's delays, index and backup quotas, and names that fail initialization."""
     return request.app[CONTEXT].settings
 
 

@@ -1,4 +1,7 @@
-"""Control-plane routes: indexes, collections, backups and restore jobs (API 2025-10)."""
+"""Control-plane routes: indexes and collections (API 2025-10; 2026-07 through v2026_07.py).
+
+Backups and restore jobs are in backups.py, which uses the helpers here to make a restored index.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from aiohttp import web
 from pinery.local.pinecone import context, render, request_validation, transitions, v2026_07, versions
 from pinery.local.pinecone.context import Settings
 from pinery.local.pinecone.errors import ApiError, already_exists, bad_request, failed_precondition, not_found
-from pinery.local.pinecone.state import BackupRecord, CollectionRecord, IndexRecord, RestoreJobRecord, Store
+from pinery.local.pinecone.state import CollectionRecord, IndexRecord, Store
 from pinery.local.pinecone.vectors import IndexData
 
 
@@ -44,12 +47,6 @@ def _index_body(request: web.Request, rec: IndexRecord) -> dict[str, Any]:
     if versions.of(request) == v2026_07.VERSION:
         return v2026_07.index(rec, context.context(request).url)
     return render.index(rec, context.context(request).url)
-
-
-def _backup_body(request: web.Request, bkp: BackupRecord) -> dict[str, Any]:
-    if versions.of(request) == v2026_07.VERSION:
-        return v2026_07.backup(bkp)
-    return render.backup(bkp)
 
 
 def _check_quota(store: Store, settings: Settings, project: str) -> None:
@@ -254,122 +251,6 @@ async def delete_collection(request: web.Request) -> web.Response:
     return web.Response(status=202)
 
 
-# -- backups and restore jobs ------------------------------------------------------------------
-async def create_backup(request: web.Request) -> web.Response:
-    store, project = context.store(request), context.project(request)
-    name = request.match_info["index_name"]
-    fields = request_validation.check_backup(await _body(request))
-    rec = store.indexes.get((project, name))
-    if rec is None:
-        raise bad_request(f"Index {name} not found.")
-    if rec.kind != "serverless":
-        raise bad_request(f"Backups are only supported for serverless indexes; {name} is {rec.kind}.")
-    data = store.data.get(rec.id, IndexData(rec.dimension)).clone()
-    backup_id = str(uuid.uuid4())
-    key = f"backup-{backup_id}"
-    store.data[key] = data
-    store.mark(key)
-    spec = rec.spec["serverless"]
-    bkp = BackupRecord(
-        backup_id=backup_id, project=project, source_index_name=rec.name, source_index_id=rec.id,
-        cloud=spec["cloud"], region=spec["region"], dimension=rec.dimension, metric=rec.metric,
-        vector_type=rec.vector_type, record_count=data.count(),
-        namespace_count=sum(1 for ns in data.namespaces.values() if len(ns)), size_bytes=data.size_bytes(),
-        created_at=render.iso(time.time()), data_key=key, name=fields["name"], description=fields["description"],
-        tags=dict(rec.tags) if rec.tags else None, schema=spec.get("schema"), typed_schema=rec.typed_schema,
-        schedule=transitions.after(time.time(), ("Ready", context.settings(request).backup_delay)))
-    store.backups[backup_id] = bkp
-    store.save()
-    return _json(_backup_body(request, bkp), 201)
-
-
-def _backups(request: web.Request, index_name: str | None = None) -> list[BackupRecord]:
-    found = [b for b in context.store(request).backups.values() if b.project == context.project(request)
-             and (index_name is None or b.source_index_name == index_name)]
-    return sorted(found, key=lambda b: b.created_at)
-
-
-async def list_index_backups(request: web.Request) -> web.Response:
-    rec = _index(request)
-    limit = request_validation.check_limit(request.query.get("limit"))
-    items = [_backup_body(request, b) for b in _backups(request, rec.name)]
-    return _json(render.page(items, limit, request.query.get("paginationToken")))
-
-
-async def list_project_backups(request: web.Request) -> web.Response:
-    limit = request_validation.check_limit(request.query.get("limit"))
-    items = [_backup_body(request, b) for b in _backups(request)]
-    return _json(render.page(items, limit, request.query.get("paginationToken")))
-
-
-def _backup(request: web.Request) -> BackupRecord:
-    backup_id = request.match_info["backup_id"]
-    bkp = context.store(request).backups.get(backup_id)
-    if bkp is None or bkp.project != context.project(request):
-        raise not_found(f"Backup {backup_id} not found.")
-    return bkp
-
-
-async def describe_backup(request: web.Request) -> web.Response:
-    return _json(_backup_body(request, _backup(request)))
-
-
-async def delete_backup(request: web.Request) -> web.Response:
-    store, bkp = context.store(request), _backup(request)
-    running = [j for j in store.restore_jobs.values() if j.backup_id == bkp.backup_id and j.state != "Completed"]
-    if running:
-        raise failed_precondition(f"Unable to delete backup {bkp.backup_id}: a restore job from it is in progress.")
-    del store.backups[bkp.backup_id]
-    store.drop_data(bkp.data_key)
-    store.save()
-    return web.Response(status=202)
-
-
-async def create_index_from_backup(request: web.Request) -> web.Response:
-    store, settings, project, bkp = context.store(request), context.settings(request), context.project(request), _backup(request)
-    body = await _body(request)
-    if versions.of(request) == v2026_07.VERSION:
-        v2026_07.check_from_backup(body)
-    fields = request_validation.check_from_backup(body)
-    if bkp.state != "Ready":
-        raise bad_request(f"Backup {bkp.backup_id} is not ready (status {bkp.state}).")
-    if (project, fields["name"]) in store.indexes:
-        raise already_exists()
-    _check_quota(store, settings, project)
-    spec: dict[str, Any] = {"cloud": bkp.cloud, "region": bkp.region, "read_capacity": {"mode": "OnDemand"}}
-    if bkp.schema:
-        spec["schema"] = bkp.schema
-    data = store.data.get(bkp.data_key, IndexData(bkp.dimension)).clone()
-    fields.update(spec={"serverless": spec}, dimension=bkp.dimension, metric=bkp.metric, vector_type=bkp.vector_type,
-                  typed_schema=bkp.typed_schema, source_backup_id=bkp.backup_id)
-    delay = settings.restore_delay
-    rec = _new_index(store, settings, project, fields, data, ready_delay=delay)
-    now = time.time()
-    job = RestoreJobRecord(
-        restore_job_id=str(uuid.uuid4()), project=project, backup_id=bkp.backup_id, target_index_name=rec.name,
-        target_index_id=rec.id, created_at=render.iso(now), started=now, finishes=now + delay,
-        schedule=transitions.after(now, ("InProgress", delay / 2), ("Completed", delay / 2)))
-    store.restore_jobs[job.restore_job_id] = job
-    store.refresh()
-    store.save()
-    return _json({"restore_job_id": job.restore_job_id, "index_id": rec.id}, 202)
-
-
-async def list_restore_jobs(request: web.Request) -> web.Response:
-    limit = request_validation.check_limit(request.query.get("limit"))
-    jobs = sorted((j for j in context.store(request).restore_jobs.values() if j.project == context.project(request)),
-                  key=lambda j: j.created_at)
-    return _json(render.page([render.restore_job(j) for j in jobs], limit, request.query.get("paginationToken")))
-
-
-async def describe_restore_job(request: web.Request) -> web.Response:
-    job_id = request.match_info["job_id"]
-    job = context.store(request).restore_jobs.get(job_id)
-    if job is None or job.project != context.project(request):
-        raise not_found(f"Restore job {job_id} not found.")
-    return _json(render.restore_job(job))
-
-
 ROUTES = [
     ("GET", "/indexes", list_indexes, "list_indexes"),
     ("POST", "/indexes", create_index, "create_index"),
@@ -377,16 +258,8 @@ ROUTES = [
     ("GET", "/indexes/{index_name}", describe_index, "describe_index"),
     ("DELETE", "/indexes/{index_name}", delete_index, "delete_index"),
     ("PATCH", "/indexes/{index_name}", configure_index, "configure_index"),
-    ("GET", "/indexes/{index_name}/backups", list_index_backups, "list_index_backups"),
-    ("POST", "/indexes/{index_name}/backups", create_backup, "create_backup"),
     ("GET", "/collections", list_collections, "list_collections"),
     ("POST", "/collections", create_collection, "create_collection"),
     ("GET", "/collections/{collection_name}", describe_collection, "describe_collection"),
     ("DELETE", "/collections/{collection_name}", delete_collection, "delete_collection"),
-    ("GET", "/backups", list_project_backups, "list_project_backups"),
-    ("GET", "/backups/{backup_id}", describe_backup, "describe_backup"),
-    ("DELETE", "/backups/{backup_id}", delete_backup, "delete_backup"),
-    ("POST", "/backups/{backup_id}/create-index", create_index_from_backup, "create_index_from_backup_operation"),
-    ("GET", "/restore-jobs", list_restore_jobs, "list_restore_jobs"),
-    ("GET", "/restore-jobs/{job_id}", describe_restore_job, "describe_restore_job"),
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -93,16 +92,16 @@ def backup(bkp: BackupRecord) -> dict[str, Any]:
     return body
 
 
-def restore_job(job: RestoreJobRecord, now: float | None = None) -> dict[str, Any]:
-    now = time.time() if now is None else now
-    span = max(job.finishes - job.started, 1e-9)
-    percent = 100.0 if job.state == "Completed" else max(0.0, min(99.0, 100.0 * (now - job.started) / span))
+def restore_job(job: RestoreJobRecord) -> dict[str, Any]:
+    """The 2025-10 RestoreJobModel: `percent_complete` 0 while `Pending`, growing while
+    `InProgress` (transitions.progress), 100 once `Completed`; `completed_at` once finished."""
+    percent = 100.0 if job.state == "Completed" else job.percent_complete
     body: dict[str, Any] = {
         "restore_job_id": job.restore_job_id, "backup_id": job.backup_id,
         "target_index_name": job.target_index_name, "target_index_id": job.target_index_id,
-        "status": job.state, "created_at": job.created_at, "percent_complete": round(percent, 1),
+        "status": job.state, "created_at": job.created_at, "percent_complete": percent,
     }
-    if job.state == "Completed":
+    if job.state in transitions.RESTORE_FINISHED:
         body["completed_at"] = iso(job.finishes)
     return body
 

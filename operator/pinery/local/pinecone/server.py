@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pinery.local.pinecone import admin, control, data, imports, inference, records, shapes, v2026_07_documents, versions
+from pinery.local.pinecone import admin, backups, control, data, imports, inference, records, shapes, v2026_07_documents, versions
 from pinery.local.pinecone.context import CONTEXT, DEFAULT_PROJECT, Context, Settings
 from pinery.local.pinecone.errors import ApiError
 from pinery.local.pinecone.faults import FaultRule, Faults
@@ -72,6 +72,9 @@ class PineconeEmulator:
         import_delay: float | None = None,
         index_quota: int | None = None,
         fail_initialization: Iterable[str] = (),
+        backup_quota: int | None = None,
+        backups_allowed: bool = True,
+        fail_backups: Iterable[str] = (),
         fault_rules: Iterable[FaultRule | dict] = (),
         seed: int = 0,
         advertised_url: str | None = None,
@@ -93,6 +96,9 @@ class PineconeEmulator:
             import_delay=ready_delay if import_delay is None else import_delay,
             index_quota=index_quota,
             fail_initialization=set(fail_initialization),
+            backup_quota=backup_quota,
+            backups_allowed=backups_allowed,
+            fail_backups=set(fail_backups),
         )
         self.faults = Faults(seed, [r if isinstance(r, FaultRule) else FaultRule.parse(r) for r in fault_rules])
         self.store = Store(state_dir)
@@ -131,7 +137,8 @@ class PineconeEmulator:
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         app[CONTEXT] = self.context
         app[IMPORTER] = self.imports
-        for method, path, handler, name in control.ROUTES:
+        # The control plane: indexes and collections (control.py), backups and restore jobs (backups.py).
+        for method, path, handler, name in (*control.ROUTES, *backups.ROUTES):
             app.router.add_route(method, path, handler, name=name)
         for method, path, handler, name in DATA_ROUTES:
             app.router.add_route(method, data.PREFIX + path, handler, name=name)

@@ -83,6 +83,9 @@ class CollectionRecord:
 
 @dataclass
 class BackupRecord:
+    """A backup: a snapshot of every namespace of its source index as it was when the backup was
+    made (its vectors are `data/<data_key>.npz`), and what a restore needs to rebuild the index."""
+
     backup_id: str
     project: str
     source_index_name: str
@@ -104,10 +107,18 @@ class BackupRecord:
     state: str | None = "Initializing"
     schedule: list = field(default_factory=list)
     typed_schema: dict[str, Any] | None = None  # the source index's 2026-07 schema, if it had one
+    source_kind: str = "serverless"  # or "byoc": the kind of index a restore makes
+    environment: str | None = None  # a BYOC source's environment
+    embed: dict[str, Any] | None = None  # a source index's integrated embedding
+    source_index_deleted_at: float | None = None  # when the source index went away
 
 
 @dataclass
 class RestoreJobRecord:
+    """A restore of a backup into a new index: `Pending`, then `InProgress` from `started`, then
+    `Completed` (or `Failed`) at `finishes`, when the index gets the backup's records and turns
+    `Ready` (Store.refresh). `percent_complete` is how far it had got the last time the clock moved."""
+
     restore_job_id: str
     project: str
     backup_id: str
@@ -118,6 +129,7 @@ class RestoreJobRecord:
     finishes: float
     state: str | None = "Pending"
     schedule: list = field(default_factory=list)
+    percent_complete: float = 0.0
 
 
 @dataclass
@@ -257,6 +269,7 @@ class Store:
                 if state is None:
                     del self.indexes[key]
                     self.drop_data(rec.id)
+                    self._index_gone(rec.id, now)
         for key, col in list(self.collections.items()):
             state, col.schedule[:] = transitions.settle(col.state, col.schedule, now)
             if state != col.state:
@@ -272,7 +285,41 @@ class Store:
             state, job.schedule[:] = transitions.settle(job.state, job.schedule, now)
             if state != job.state:
                 changed, job.state = True, state
+                if state in transitions.RESTORE_FINISHED:
+                    self._restore_finished(job)
+            if job.state == "InProgress":
+                job.percent_complete = max(job.percent_complete, transitions.progress(job.started, job.finishes, now))
         return changed
+
+    def index_by_id(self, index_id: str) -> IndexRecord | None:
+        return next((r for r in self.indexes.values() if r.id == index_id), None)
+
+    def _restore_finished(self, job: RestoreJobRecord) -> None:
+        """A restore is over: its index gets exactly the backup's records and turns `Ready`, or
+        `InitializationFailed` with the job `Failed` (an index deleted meanwhile is left alone)."""
+        rec = self.index_by_id(job.target_index_id)
+        if rec is None or rec.state != "Initializing":
+            return
+        bkp = self.backups.get(job.backup_id)
+        snapshot = self.data.get(bkp.data_key) if bkp is not None else None
+        if job.state == "Completed" and snapshot is not None:
+            self.data[rec.id] = snapshot.clone()
+            self.mark(rec.id)
+            job.percent_complete = 100.0
+            rec.state = "Ready"
+        else:
+            job.state = "Failed"
+            rec.state = "InitializationFailed"
+
+    def _index_gone(self, index_id: str, now: float) -> None:
+        """An index finished deleting: its backups record when (2026-07 `source_index_deleted_at`),
+        and a restore into it that was still running fails (so it no longer holds its backup)."""
+        for bkp in self.backups.values():
+            if bkp.source_index_id == index_id and bkp.source_index_deleted_at is None:
+                bkp.source_index_deleted_at = now
+        for job in self.restore_jobs.values():
+            if job.target_index_id == index_id and job.state not in transitions.RESTORE_FINISHED:
+                job.state, job.schedule[:] = "Failed", []
 
     def project_indexes(self, project: str) -> list[IndexRecord]:
         return sorted((r for (p, _), r in self.indexes.items() if p == project), key=lambda r: r.created_at)

@@ -132,3 +132,28 @@ def index_state(state: str | None, read_capacity_in_effect: dict[str, Any] | Non
     if state == "Ready" and disabled(read_capacity_in_effect):
         return "Disabled"
     return state
+
+
+# -- restore jobs (backups.py) -------------------------------------------------------------------
+# A restore job is `Pending`, then `InProgress` for the second half of the restore delay, then
+# `Completed` (or `Failed`). The 2025-10 spec's RestoreJobModel has `percent_complete`, "The
+# progress made by the restore job out of 100" (0 to 100, example 42.2); it grows while the job
+# is `InProgress`. `InProgress` is the status vocabulary of the 2025-10 data spec's ImportModel
+# ("Pending, InProgress, Failed, Completed, Cancelled"); the control spec names no restore job
+# statuses, so it is the emulator's choice. 2026-07 shows no in-progress value (v2026_07.restore_job).
+RESTORE_FINISHED = frozenset({"Completed", "Failed"})
+
+
+def restore(now: float, delay: float, fail: bool) -> Schedule:
+    """The steps of a restore job created at `now` that takes `delay` seconds."""
+    return after(now, ("InProgress", delay / 2), ("Failed" if fail else "Completed", delay / 2))
+
+
+def progress(start: float, end: float, now: float) -> float:
+    """Percent of the way from `start` to `end` at `now`, to one decimal: 0 before `start`, at
+    most 99.9 (100 is for a finished job only)."""
+    if now <= start:
+        return 0.0
+    if end <= start:
+        return 99.9
+    return round(min(99.9, 100.0 * (now - start) / (end - start)), 1)

@@ -563,14 +563,31 @@ def index(rec: Any, base_url: str) -> dict[str, Any]:
 
 def backup(bkp: Any) -> dict[str, Any]:
     """The 2026-07 BackupModel (pinecone/models/backups/model.py; v10-2026-07-backup-models.md):
-    no dimension or metric, `schema` is the typed index schema, plus source_index_deleted_at."""
+    no dimension or metric, `schema` is the typed index schema, plus source_index_deleted_at (when
+    the source index was deleted, null while it exists); `tags` null when the source had none
+    ("the API returns "tags": null rather than {}")."""
     body = render.backup(bkp)
     body.pop("dimension", None)
     body.pop("metric", None)
     schema = getattr(bkp, "typed_schema", None) or schema_fields(
-        bkp.dimension, bkp.metric, bkp.vector_type, None, None, bkp.schema)
+        bkp.dimension, bkp.metric, bkp.vector_type, None, getattr(bkp, "embed", None), bkp.schema)
     body["schema"] = render_schema(schema)
-    body.setdefault("source_index_deleted_at", None)
+    deleted = getattr(bkp, "source_index_deleted_at", None)
+    body["source_index_deleted_at"] = render.iso(deleted) if deleted is not None else None
+    body.setdefault("tags", None)
+    return body
+
+
+def restore_job(job: Any) -> dict[str, Any]:
+    """The 2026-07 RestoreJobModel (pinecone/models/backups/model.py; client/restore_jobs.py
+    RestoreJobs.describe): status `Pending`, `Completed`, `Failed` or `Cancelled`, "There is no
+    in-progress value: a restore that is actively running reports Pending"; `percent_complete`
+    "100 once status is Completed, and None before that", `completed_at` None until then."""
+    body = render.restore_job(job)
+    if body["status"] == "InProgress":
+        body["status"] = "Pending"
+    body["percent_complete"] = 100.0 if body["status"] == "Completed" else None
+    body.setdefault("completed_at", None)
     return body
 
 
