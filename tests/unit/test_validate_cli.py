@@ -133,7 +133,8 @@ def test_several_problems_of_one_object_are_all_reported():
     "text, expected",
     [
         ("kind: ConfigMap\napiVersion: v1\nmetadata: {name: cm}\n",
-         'ConfigMap/cm: kind: unknown kind "ConfigMap": pinery validates VectorIndex, FSDPJob, VectorIndexBackup and VectorIndexBackupSchedule (pinery.dev/v1alpha1)'),
+         'ConfigMap/cm: kind: unknown kind "ConfigMap": pinery validates VectorIndex, FSDPJob, VectorIndexBackup and '
+         'VectorIndexBackupSchedule (pinery.dev/v1alpha1)'),
         ("apiVersion: pinery.dev/v1\nkind: FSDPJob\nmetadata: {name: j}\nspec: {numNodes: 1}\n",
          'FSDPJob/j: apiVersion: Unsupported value: "pinery.dev/v1": supported values: "pinery.dev/v1alpha1"'),
         ("apiVersion: pinery.dev/v1alpha1\nmetadata: {name: j}\n", "Unknown/j: kind: Required value"),

@@ -22,8 +22,10 @@ from pinery.vectorindex.status import Cond
 
 Action = Literal["create", "wait", "none", "refuse"]
 
-# Pinecone's backup states (2025-10 spec BackupModel.status: "Initializing, Ready, Failed").
-READY, FAILED = "Ready", "Failed"
+# Pinecone's backup states: "Initializing, Ready, Failed" (2025-10 spec BackupModel.status);
+# "Initializing, Ready, or InitializationFailed" (the 10.x SDK's BackupModel.status).
+READY = "Ready"
+FAILED = ("Failed", "InitializationFailed")
 # Pinecone backs up serverless and BYOC indexes (the 10.x SDK's Backups.create docstring; the
 # 2025-10 emulator refuses pod-based ones, as docs/local-mode.md says).
 BACKED_UP_DEPLOYMENTS = ("serverless", "byoc")
@@ -101,6 +103,6 @@ def _follow(backup: dict[str, Any], polls: int, timing: Timing) -> BackupStep:
     what = f"backup {found['backupId']} of index {found['indexName']}"
     if state == READY:
         return BackupStep("none", ("True", "BackupReady", f"{what} is ready ({found['recordCount']} records)"), facts=found)
-    if state == FAILED:
+    if state in FAILED:
         return BackupStep("refuse", ("False", "BackupFailed", f"Pinecone could not make {what}"), facts=found)
     return BackupStep("wait", ("False", "Creating", f"{what} is {state}"), requeue=timing.poll(polls), facts=found)

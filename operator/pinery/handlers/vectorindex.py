@@ -295,7 +295,7 @@ async def _restore_facts(services: Services, api_key: str, spec: VectorIndexSpec
         return None, None
     if index is not None:
         job_id = restored.get("restoreJobId")
-        if job_id and restored.get("state") not in ("Completed", "Failed"):
+        if job_id and restored.get("state") not in ("Completed", "Failed", "Cancelled"):
             return None, await services.pinecone.describe_restore_job(api_key, job_id)
         return None, None
     backup_id = source.backup_id

@@ -119,7 +119,7 @@ def decide(
     host = index.get("host")
     facts: dict[str, Any] = {"host": host, "state": state, "read_capacity": read_capacity_report(index),
                              "restore": restore.report(None, restore_job) if restore_job else None}
-    if restore_job is not None and restore_job.get("status") == restore.FAILED:
+    if restore_job is not None and restore_job.get("status") in restore.ENDED_BADLY:
         msg = (f"Pinecone could not restore index {name} from backup {restore_job.get('backup_id')}; delete this "
                "object (the index goes with it) and apply it again")
         return _refuse("RestoreFailed", msg, index)

@@ -18,9 +18,11 @@ from pinery.vectorindex import adoption, observed
 from pinery.vectorindex.desired import desired_tags, protection
 from pinery.vectorindex.status import Cond
 
-# Pinecone's restore job states (2025-10 spec RestoreJobModel.status; the 10.x SDK's
-# RestoreJobModel: Pending, InProgress, Completed, Failed).
-COMPLETED, FAILED = "Completed", "Failed"
+# Pinecone's restore job states: the 10.x SDK's RestoreJobModel has Pending (running too: "there
+# is no in-progress value"), Completed, Failed and Cancelled, and percent_complete only once
+# Completed; the 2025-10 spec's has a percentage while the job runs.
+COMPLETED = "Completed"
+ENDED_BADLY = ("Failed", "Cancelled")
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def report(backup_id: str | None, job: dict[str, Any] | None) -> dict[str, Any] 
 
 
 def in_progress(job: dict[str, Any] | None) -> bool:
-    return job is not None and job.get("status") not in (COMPLETED, FAILED)
+    return job is not None and job.get("status") != COMPLETED and job.get("status") not in ENDED_BADLY
 
 
 def progress_message(index_name: str, job: dict[str, Any]) -> str:
