@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pinery.clock import WallClock
 from pinery.fsdpjob.timing import JobTiming
 from pinery.gateways.kube import Kube, load_api_client
 from pinery.gateways.pinecone import SDK_TIMEOUT_SECONDS, PineconeGateway
@@ -22,6 +23,8 @@ class Services:
     vectorindex_timing: Timing = field(default_factory=Timing)
     # How fast FSDPJobs are polled and retried (tests shrink it too).
     fsdpjob_timing: JobTiming = field(default_factory=JobTiming)
+    # The time backup schedules run by (tests run it faster).
+    clock: WallClock = field(default_factory=WallClock)
 
     @classmethod
     def create(cls, settings: OperatorSettings, kubeconfig: str | None = None, *,

@@ -161,8 +161,8 @@ class World:
     def wait_gone(self, name: str, timeout: float = 15.0, namespace: str = NS) -> None:
         wait_for(lambda: self.get(name, namespace) is None, timeout=timeout, interval=0.05, what=f"{name} deleted")
 
-    def events(self, name: str, namespace: str = NS) -> list[tuple[str, str, str]]:
-        selector = f"involvedObject.name={name},involvedObject.kind=VectorIndex"
+    def events(self, name: str, namespace: str = NS, kind: str = "VectorIndex") -> list[tuple[str, str, str]]:
+        selector = f"involvedObject.name={name},involvedObject.kind={kind}"
         items = self.plane.core_v1().list_namespaced_event(namespace, field_selector=selector).items
         return [(e.type, e.reason, e.message) for e in sorted(items, key=lambda e: e.metadata.creation_timestamp or 0)]
 

@@ -12,8 +12,9 @@ from pinery.metrics import Metrics
 
 # The ids Kopf derived from the functions before they were given explicitly (fn.__qualname__).
 IDS = {
-    "_watching": ["fsdpjob_workload_event", "register.<locals>.fsdpjob_event", "register.<locals>.fsdpjob_pod_event", "vectorindex_event"],
-    "_spawning": ["register.<locals>.fsdpjob_daemon", "vectorindex_daemon", "vectorindexbackup_daemon"],
+    "_watching": ["fsdpjob_workload_event", "register.<locals>.fsdpjob_event", "register.<locals>.fsdpjob_pod_event", "vectorindex_event",
+                  "vectorindexbackup_schedule_event", "vectorindexbackupschedule_event"],
+    "_spawning": ["register.<locals>.fsdpjob_daemon", "vectorindex_daemon", "vectorindexbackup_daemon", "vectorindexbackupschedule_daemon"],
     "_changing": ["vectorindex_delete", "vectorindexbackup_delete"],
 }
 

@@ -230,8 +230,14 @@ class VectorIndexBackupScheduleStatus(ApiModel):
     last_successful_backup: Optional[str] = Field(None, description="Name of the newest ready VectorIndexBackup.")
     last_successful_time: Optional[str] = Field(None, json_schema_extra={"format": "date-time"}, description="Scheduled time of that backup.")
     active: Optional[int] = Field(None, ge=0, description="Backups of this schedule still being made.")
-    failed: Optional[int] = Field(None, ge=0, description="Backups that failed since the last one that succeeded.")
-    missed: Optional[int] = Field(None, ge=0, description="Scheduled times skipped (while the operator was down, or past the deadline).")
+    failed: Optional[int] = Field(
+        None, ge=0,
+        description="Failed backups of this schedule newer than its newest ready one, of those kept (retention keeps the newest failed one).",
+    )
+    missed: Optional[int] = Field(
+        None, ge=0,
+        description="Scheduled times skipped since the latest backup was made: the operator was down, the schedule suspended, or a run past its deadline.",
+    )
     observed_generation: Optional[int] = Field(None, ge=0, description="The metadata.generation the operator last acted on.")
 
 

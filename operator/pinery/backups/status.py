@@ -38,9 +38,9 @@ def next_backup_status(old: dict[str, Any] | None, generation: int | None, ready
     return new
 
 
-def ready_event(old: list[dict[str, Any]] | None, new: list[dict[str, Any]]) -> Event | None:
-    """An Event when Ready's status or reason changed: a Warning for a failure, else Normal."""
-    before, after = get_condition(old, READY), get_condition(new, READY)
+def ready_event(old: list[dict[str, Any]] | None, new: list[dict[str, Any]], type_: str = READY) -> Event | None:
+    """An Event when the condition's status or reason changed: a Warning for a failure, else Normal."""
+    before, after = get_condition(old, type_), get_condition(new, type_)
     if after is None or (before and (before.get("status"), before.get("reason")) == (after["status"], after["reason"])):
         return None
     failing = after["status"] == "False" and after["reason"] in TERMINAL_REASONS | RETRYING_REASONS

@@ -13,9 +13,9 @@ from pinery.services import Services
 
 
 def register_all(registry: kopf.OperatorRegistry, services: Services) -> kopf.OperatorRegistry:
-    from pinery.handlers import backups, fsdpjob, vectorindex
+    from pinery.handlers import backup_schedules, backups, fsdpjob, vectorindex
 
-    for module in (vectorindex, fsdpjob, backups):
+    for module in (vectorindex, fsdpjob, backups, backup_schedules):
         module.register(registry, services)
     return registry
 
