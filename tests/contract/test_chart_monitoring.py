@@ -17,7 +17,8 @@ from tests.support.chart import CHART_DIR, RELEASE_NAMESPACE, of_kind, one, rend
 from tests.support.promql import balanced, grouping_labels, metric_names
 
 ENABLED = {"grafana": {"dashboards": {"enabled": True}}, "prometheusRule": {"enabled": True}}
-ALERTS = {"FSDPJobStalled", "FSDPJobRestartBudgetNearlySpent", "VectorIndexNotReady", "PineconeCallsFailing"}
+ALERTS = {"FSDPJobStalled", "FSDPJobRestartBudgetNearlySpent", "VectorIndexNotReady", "PineconeCallsFailing",
+          "VectorIndexBackupsFailing", "VectorIndexBackupTooOld"}
 # A Prometheus duration (prometheus.io/docs/prometheus/latest/configuration/configuration, <duration>).
 DURATION = re.compile(r"^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$")
 
@@ -35,6 +36,9 @@ def exported() -> dict[str, set[str]]:
     metrics.reconciled("FSDPJob", "idle")
     metrics.pinecone_call("describe_index", "ok")
     metrics.fsdpjob_restarts.labels("ns").inc()
+    metrics.backup_finished("ns", "nightly", ready=True)
+    metrics.backup_finished("ns", "nightly", ready=False)
+    metrics.schedule_success("ns", "nightly", 1.8e9)
     metrics.handler_seconds.labels("VectorIndex", "reconcile").observe(0.1)
     metrics.handler_errors.labels("VectorIndex", "reconcile").inc()
     names: dict[str, set[str]] = {}

@@ -34,7 +34,7 @@ def problems_of(text: str) -> list[str]:
 def test_examples_are_valid_through_the_cli():
     result = run_pinery("validate", "-f", "examples/")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "valid: 3 FSDPJob, 4 VectorIndex"  # examples/progress/ too
+    assert result.stdout.strip() == "valid: 3 FSDPJob, 5 VectorIndex, 1 VectorIndexBackup, 1 VectorIndexBackupSchedule"  # examples/progress/ too
     assert result.stderr == ""
 
 
