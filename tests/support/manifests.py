@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from hypothesis import strategies as st
 
 from pinery import kube_yaml
-from pinery.api import API_VERSION, FSDP_JOB, VECTOR_INDEX
+from pinery.api import API_VERSION, FSDP_JOB, VECTOR_INDEX, VECTOR_INDEX_BACKUP, VECTOR_INDEX_BACKUP_SCHEDULE
 from pinery.api.fsdpjob import JOB_NAME_MAX, RESERVED_ENV, RESERVED_VOLUME_PREFIX, SHM_PATH, TRAINER_CONFIG_DIR
 from pinery.api.vectorindex import (
     DEFAULT_DENSE_FIELD,
@@ -33,7 +33,7 @@ from pinery.schema.errors import join_path
 from pinery_trainer.config import TrainerConfig
 from tests.support.schema_values import OMIT, Overrides, key_constraints, matches, printable_outside, strings, values
 
-KINDS = {res.kind: res for res in (VECTOR_INDEX, FSDP_JOB)}
+KINDS = {res.kind: res for res in (VECTOR_INDEX, FSDP_JOB, VECTOR_INDEX_BACKUP, VECTOR_INDEX_BACKUP_SCHEDULE)}
 SCHEMAS = {kind: object_schema(res) for kind, res in KINDS.items()}
 SPEC_SCHEMAS = {kind: schema["properties"]["spec"] for kind, schema in SCHEMAS.items()}
 
@@ -291,7 +291,39 @@ def _reserved_mount_paths(spec: dict) -> set[str]:
     return paths
 
 
-SPECS = {"VectorIndex": vectorindex_specs, "FSDPJob": fsdpjob_specs}
+# Schedules, zones and ages the models accept (the schema cannot say which strings parse as cron).
+SCHEDULES = ("0 3 * * *", "*/15 * * * *", "@daily", "30 2 * * MON-FRI", "0 0 1 */2 *", "@every 6h", "5 4 * jan,jul sun")
+TIME_ZONES = ("UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe")
+MAX_AGES = ("30d", "36h", "1d12h", "90m")
+SCHEDULE_OVERRIDES = {"schedule": st.sampled_from(SCHEDULES), "timeZone": st.sampled_from(TIME_ZONES),
+                      "retention.maxAge": st.sampled_from(MAX_AGES)}
+
+
+@st.composite
+def backup_specs(draw, overrides: Overrides | None = None) -> dict:
+    """VectorIndexBackup: exactly one of vectorIndexName and indexName; a key only with indexName."""
+    spec = draw(values(SPEC_SCHEMAS["VectorIndexBackup"], "", overrides))
+    if draw(st.booleans()):
+        spec.pop("indexName", None)
+        spec.pop("apiKeySecretRef", None)
+        spec.setdefault("vectorIndexName", "docs")
+    else:
+        spec.pop("vectorIndexName", None)
+        spec.setdefault("indexName", draw(strings(INDEX_NAME_PATTERN, 1, INDEX_NAME_MAX)))
+    return spec
+
+
+@st.composite
+def backup_schedule_specs(draw, overrides: Overrides | None = None) -> dict:
+    spec = draw(values(SPEC_SCHEMAS["VectorIndexBackupSchedule"], "", {**SCHEDULE_OVERRIDES, **(overrides or {})}))
+    retention = spec.get("retention")
+    if retention is not None and not retention:
+        retention["keepLast"] = 7
+    return spec
+
+
+SPECS = {"VectorIndex": vectorindex_specs, "FSDPJob": fsdpjob_specs, "VectorIndexBackup": backup_specs,
+         "VectorIndexBackupSchedule": backup_schedule_specs}
 
 
 @st.composite
@@ -462,7 +494,7 @@ def bad_name(draw, doc: dict) -> Invalid:
     if doc["kind"] == "FSDPJob":
         bad.append("1starts-with-digit")
         bad.append("dotted.name")
-    elif "indexName" not in doc["spec"]:
+    elif doc["kind"] == "VectorIndex" and "indexName" not in doc["spec"]:
         bad.append("dotted.name")  # a valid object name, but not a valid index name
         bad.append("y" * (INDEX_NAME_MAX + 1))
     doc["metadata"]["name"] = draw(st.sampled_from(bad))
@@ -647,7 +679,45 @@ def fsdpjob_rule(draw, doc: dict, rules: tuple[str, ...] = FSDPJOB_RULES) -> Inv
     return Invalid(doc, "spec.trainer.model.heads", rule, model_only=True)
 
 
-RULES = {"VectorIndex": vectorindex_rule, "FSDPJob": fsdpjob_rule}
+@st.composite
+def backup_rule(draw, doc: dict) -> Invalid:
+    spec = doc["spec"]
+    rule = draw(st.sampled_from(["two-sources", "no-source", "key-without-index"]))
+    for key in ("vectorIndexName", "indexName", "apiKeySecretRef"):
+        spec.pop(key, None)
+    if rule == "two-sources":
+        spec.update(vectorIndexName="docs", indexName="docs")
+    elif rule == "key-without-index":
+        spec.update(vectorIndexName="docs", apiKeySecretRef={"name": "key"})
+        return Invalid(doc, "spec.apiKeySecretRef", rule)
+    return Invalid(doc, "spec", rule)
+
+
+@st.composite
+def backup_schedule_rule(draw, doc: dict) -> Invalid:
+    spec = doc["spec"]
+    rule = draw(st.sampled_from(["retention-empty", "tz-prefix", "bad-cron", "bad-zone", "zero-age"]))
+    spec["schedule"], spec["timeZone"] = "0 3 * * *", "UTC"
+    spec.pop("retention", None)
+    if rule == "retention-empty":
+        spec["retention"] = {}
+        return Invalid(doc, "spec.retention", rule)
+    if rule == "tz-prefix":
+        spec["schedule"] = "CRON_TZ=Europe/Berlin 0 3 * * *"
+        return Invalid(doc, "spec.schedule", rule)
+    # Only the models parse cron, zones and durations: the API server accepts these.
+    if rule == "bad-cron":
+        spec["schedule"] = draw(st.sampled_from(["0 25 * * *", "* * * *", "0 0 31 13 *", "@fortnightly", "0 0 * * 7"]))
+        return Invalid(doc, "spec.schedule", rule, model_only=True)
+    if rule == "bad-zone":
+        spec["timeZone"] = draw(st.sampled_from(["Mars/Olympus", "Local", "Europe/Berlin "]))
+        return Invalid(doc, "spec.timeZone", rule, model_only=True)
+    spec["retention"] = {"maxAge": "0d"}
+    return Invalid(doc, "spec.retention.maxAge", rule, model_only=True)
+
+
+RULES = {"VectorIndex": vectorindex_rule, "FSDPJob": fsdpjob_rule, "VectorIndexBackup": backup_rule,
+         "VectorIndexBackupSchedule": backup_schedule_rule}
 MUTATIONS = ("wrong-type", "out-of-range", "bad-key", "unknown-field", "missing-required", "bad-name", "rule")
 
 

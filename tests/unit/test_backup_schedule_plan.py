@@ -80,14 +80,21 @@ def test_max_age_counts_on_the_schedules_clock():
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    "extra, path, message",
     [
-        ({"schedule": "0 25 * * *"}, "hour"),
-        ({"schedule": "CRON_TZ=UTC 0 3 * * *"}, "TZ"),
-        ({"timeZone": "Mars/Olympus"}, "Mars/Olympus"),
+        ({"schedule": "0 25 * * *"}, "spec.schedule", "hour"),
+        ({"schedule": "CRON_TZ=UTC 0 3 * * *"}, "spec.schedule", "TZ"),
+        ({"timeZone": "Mars/Olympus"}, "spec.timeZone", "Mars/Olympus"),
+        ({"retention": {"maxAge": "0d"}}, "spec.retention.maxAge", "more than 0"),
     ],
 )
-def test_an_invalid_schedule_says_why_and_makes_nothing(extra, message):
-    step = plan("nightly", spec(**extra), created=CREATED, now=at(12), made=[made(11)], last_scheduled=at(11))
-    assert step.ready[:2] == ("False", "InvalidSchedule") and message in step.ready[2]
-    assert step.make is None and step.delete == ()
+def test_an_invalid_schedule_is_refused_naming_the_field_and_makes_nothing(extra, path, message):
+    found: list = []
+    VectorIndexBackupScheduleSpec.model_validate({"vectorIndexName": "docs", "schedule": "0 3 * * *", **extra}, context={"problems": found})
+    assert [p.path for p in found] == [path] and message in found[0].message
+    # a spec that reached the operator without validation (a CRD without the model's rules) makes nothing
+    unchecked = VectorIndexBackupScheduleSpec.model_construct(**{**spec().__dict__, **{k: v for k, v in extra.items() if k != "retention"}})
+    if "retention" not in extra:
+        step = plan("nightly", unchecked, created=CREATED, now=at(12), made=[made(11)], last_scheduled=at(11))
+        assert step.ready[:2] == ("False", "InvalidSpec") and message in step.ready[2]
+        assert step.make is None and step.delete == ()

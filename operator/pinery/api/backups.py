@@ -12,6 +12,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field, ValidationInfo, model_validator
 
+from pinery import cron
 from pinery.api.base import ApiModel, ObjectName, SecretKeyRef, immutable, report_problems
 from pinery.api.conditions import Condition
 from pinery.api.resource import CelRule, PrinterColumn, ResourceInfo
@@ -202,9 +203,23 @@ class VectorIndexBackupScheduleSpec(ApiModel):
     backup_template: Optional[BackupTemplate] = Field(None, description="What each backup is made with.")
 
     def problems(self) -> list[FieldError]:
+        """Cross-field rules, and what CEL cannot check: the schedule and the time zone as
+        Kubernetes CronJob reads them (pinery.cron), a positive maxAge."""
         out: list[FieldError] = []
         if self.retention is not None and self.retention.keep_last is None and self.retention.max_age is None:
             out.append(FieldError("spec.retention", "set keepLast, maxAge or both"))
+        for path, check in (("spec.schedule", lambda: cron.parse(self.schedule)),
+                            ("spec.timeZone", lambda: cron.check_time_zone(self.time_zone))):
+            try:
+                check()
+            except ValueError as exc:
+                out.append(FieldError(path, str(exc)))
+        if self.retention is not None and self.retention.max_age is not None:
+            try:
+                if cron.parse_go_duration(self.retention.max_age, days=True) <= 0:
+                    out.append(FieldError("spec.retention.maxAge", "must be more than 0"))
+            except ValueError as exc:
+                out.append(FieldError("spec.retention.maxAge", str(exc)))
         return out
 
     @model_validator(mode="after")
@@ -221,7 +236,7 @@ class VectorIndexBackupScheduleStatus(ApiModel):
         max_length=16,
         json_schema_extra=_conditions_schema(),
         description=(
-            "Ready: the schedule is valid and runs (reasons Scheduled, Suspended, InvalidSchedule). "
+            "Ready: the schedule is valid and runs (reasons Scheduled, Suspended, InvalidSpec). "
             "LastBackupSucceeded: whether the latest finished backup is ready."
         ),
     )

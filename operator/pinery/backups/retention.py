@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal, Optional
 
-from pinery.backups.cron import parse_go_duration
+from pinery.cron import parse_go_duration
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from pinery import cron
 from pinery.api.backups import VectorIndexBackupScheduleSpec
 from pinery.api.conditions import now_rfc3339
-from pinery.backups import cron, retention, schedule_policy
+from pinery.backups import retention, schedule_policy
 from pinery.vectorindex.status import Cond
 
 # How far a sleeping schedule's daemon may be from its next look: retention's maxAge and the
@@ -48,7 +49,7 @@ def plan(name: str, spec: VectorIndexBackupScheduleSpec, *, created: datetime, n
         tz = cron.check_time_zone(spec.time_zone)
         max_age = retention.parse_max_age(spec.retention.max_age) if spec.retention and spec.retention.max_age else None
     except ValueError as exc:
-        return SchedulePlan(("False", "InvalidSchedule", str(exc)), None, status=_counts(made))
+        return SchedulePlan(("False", "InvalidSpec", str(exc)), None, status=_counts(made))
     newest_made = max((m.scheduled_at for m in made), default=None)
     considered = max((t for t in (last_scheduled, newest_made) if t is not None), default=None)
     due = schedule_policy.due(schedule, tz, created=created, last_scheduled=considered, now=now,

@@ -20,7 +20,7 @@ pinery's rule:
 Up to 101 times are found by stepping robfig's Next from the earliest time, as CronJob did
 before it counted (getRecentUnmetScheduleTimes, which gave up past 100): the usual pass, woken at
 its next time, follows Next exactly. Past that (an operator down for long), the most recent time
-is found by bisection over Next and the others counted from the calendar (pinery.backups.cron),
+is found by bisection over Next and the others counted from the calendar (pinery.cron),
 so a per-minute schedule down for a month costs milliseconds. The two agree except around DST
 changes where robfig's Next itself strays from the calendar, skipping or adding some times:
 changes that do not move the clock by whole hours at the top of an hour (Lord Howe, Chatham),
@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from typing import Optional
 from zoneinfo import ZoneInfo
 
-from pinery.backups.cron import CronSchedule
+from pinery.cron import CronSchedule
 
 # utils.go mostRecentScheduleTime: more missed start times than this is "many".
 TOO_MANY_MISSED = 100

@@ -11,7 +11,7 @@ from pinery.vectorindex.status import TERMINAL_REASONS as INDEX_TERMINAL
 
 # Reasons that need a person (phase Failed): the backup kinds' own, and Pinecone's answers that
 # need a change to the spec, the Secret or the account.
-TERMINAL_REASONS = INDEX_TERMINAL | {"BackupNotFound", "BackupFailed", "NotSupported", "InvalidSchedule"}
+TERMINAL_REASONS = INDEX_TERMINAL | {"BackupNotFound", "BackupFailed", "NotSupported"}
 
 
 def backup_phase(conditions: list[dict[str, Any]] | None, deleting: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""pinery.backups.cron: schedules read as Kubernetes CronJob reads them (robfig/cron v3.0.1
+"""pinery.cron: schedules read as Kubernetes CronJob reads them (robfig/cron v3.0.1
 ParseStandard and SpecSchedule.Next, kubernetes validation.go)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pinery.backups.cron import STAR_BIT, CronSchedule, check_time_zone, parse, parse_field, parse_go_duration
+from pinery.cron import STAR_BIT, CronSchedule, check_time_zone, parse, parse_field, parse_go_duration
 
 UTC = timezone.utc
 ZUTC = check_time_zone("UTC")

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pinery.backups.cron import check_time_zone, parse
 from pinery.backups.schedule_policy import Due, due
+from pinery.cron import check_time_zone, parse
 
 UTC = timezone.utc
 ZUTC = check_time_zone("UTC")
