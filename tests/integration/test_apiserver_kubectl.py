@@ -33,10 +33,13 @@ def test_apply_get_describe_delete(plane):
     assert sorted(applied.stdout.split("\n")[:-1]) == sorted([
         "fsdpjob.pinery.dev/tiny-fsdp created", "fsdpjob.pinery.dev/allreduce-smoke created",
         "vectorindex.pinery.dev/product-catalog created", "vectorindex.pinery.dev/docs-search created",
-        "vectorindex.pinery.dev/products-hybrid created",
+        "vectorindex.pinery.dev/products-hybrid created", "vectorindex.pinery.dev/support-articles created",
+        "vectorindex.pinery.dev/docs-search-restored created",
+        "vectorindexbackupschedule.pinery.dev/docs-search-nightly created",
+        "vectorindexbackup.pinery.dev/docs-search-before-migration created",
     ])
     again = plane.kubectl("apply", "-f", str(EXAMPLES))
-    assert again.stdout.count("unchanged") == 5
+    assert again.stdout.count("unchanged") == 9
 
     table = plane.kubectl("get", "fsdpjobs").stdout.splitlines()
     assert table[0].split() == ["NAME", "NODES", "PROCS", "PHASE", "RESTARTS", "STEP", "AGE"]
@@ -175,4 +178,6 @@ def test_kubectl_apply_of_a_crd_with_a_root_metadata_description_fails_as_on_a_c
     assert sorted(applied.stdout.split()) == sorted([
         "customresourcedefinition.apiextensions.k8s.io/fsdpjobs.pinery.dev", "created",
         "customresourcedefinition.apiextensions.k8s.io/vectorindexes.pinery.dev", "created",
+        "customresourcedefinition.apiextensions.k8s.io/vectorindexbackups.pinery.dev", "created",
+        "customresourcedefinition.apiextensions.k8s.io/vectorindexbackupschedules.pinery.dev", "created",
     ])

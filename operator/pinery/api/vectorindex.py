@@ -167,8 +167,10 @@ class TextField(ApiModel):
         description="Language of the analysis rules: a two-letter code (en) or its English name "
         "(english), lower case. Pinecone's default is English.",
     )
-    stemming: bool = Field(False, description="Fold words to their root form, so that running matches run.")
-    stop_words: bool = Field(False, description="Leave common words such as 'the' out of the index; needs stemming.")
+    # No schema defaults: a defaulted field inside a list item makes every `kubectl apply` of an
+    # unchanged manifest patch the list again (JSON merge patches replace lists whole).
+    stemming: Optional[bool] = Field(None, description="Fold words to their root form, so that running matches run. Default false.")
+    stop_words: Optional[bool] = Field(None, description="Leave common words such as 'the' out of the index; needs stemming. Default false.")
 
 
 class FieldNames(ApiModel):

@@ -85,7 +85,7 @@ def _language(value: str | None) -> str:
 
 
 def _wanted_text(spec: VectorIndexSpec) -> dict[str, str]:
-    return {f.name: _text_summary(_language(f.language), f.stemming, f.stop_words) for f in spec.text_fields or []}
+    return {f.name: _text_summary(_language(f.language), bool(f.stemming), bool(f.stop_words)) for f in spec.text_fields or []}
 
 
 def _found_text(field: dict[str, Any]) -> str:

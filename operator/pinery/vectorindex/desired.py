@@ -68,7 +68,7 @@ def vector_field_names(spec: VectorIndexSpec) -> tuple[str | None, str | None]:
 def text_field(field: TextField) -> dict[str, Any]:
     """A declared text field as 2026-07's schema takes it (schema.py StringField with
     FullTextSearchConfig; language left to Pinecone's default when the spec leaves it out)."""
-    search: dict[str, Any] = {"stemming": field.stemming, "stop_words": field.stop_words}
+    search: dict[str, Any] = {"stemming": bool(field.stemming), "stop_words": bool(field.stop_words)}
     if field.language is not None:
         search = {"language": field.language, **search}
     return {"type": "string", "full_text_search": search}
