@@ -139,3 +139,49 @@ def test_api_key_of_an_index_named_directly(vi_world: World):
     w.wait_ready("direct")
     backup(w, "direct-backup", indexName="direct", apiKeySecretRef={"name": "team-key"})
     assert wait_phase(w, "direct-backup", "Ready")["apiKeySecretRef"] == {"name": "team-key", "key": "api-key"}
+
+
+def test_what_pinecone_refuses_is_named_and_a_failed_backup_is_not_retried(no_faults: World):
+    w = no_faults
+    w.create("limited", dimension=3)
+    w.wait_ready("limited")
+    w.admin.configure(backups_allowed=False)
+    backup(w, "on-starter", vectorIndexName="limited")
+    refused = wait_phase(w, "on-starter", "Failed")
+    assert reason(refused) == "Forbidden" and "plan" in next(c["message"] for c in refused["conditions"])
+    w.admin.configure(backups_allowed=True, backup_quota=0)
+    backup(w, "over-quota", vectorIndexName="limited")
+    refused = wait_phase(w, "over-quota", "Failed")
+    assert reason(refused) == "QuotaExceeded" and "backup quota" in next(c["message"] for c in refused["conditions"])
+    w.admin.configure(backup_quota=None, fail_backups=["limited"])
+    count = w.counting("create_backup")
+    backup(w, "broken", vectorIndexName="limited")
+    failed = wait_phase(w, "broken", "Failed")
+    assert reason(failed) == "BackupFailed" and failed["backupId"]
+    settle(1.0)
+    assert count()["create_backup"] == 1  # a failed backup is a fact: not made again
+    assert ("Warning", "BackupFailed") in {(t, r) for t, r, _ in w.events("broken", kind="VectorIndexBackup")}
+
+
+def test_a_failed_restore_and_a_backup_deleted_outside_pinery_are_named(no_faults: World):
+    w = no_faults
+    w.create("short-lived", dimension=3)
+    w.wait_ready("short-lived")
+    backup(w, "gone-later", vectorIndexName="short-lived")
+    made = wait_phase(w, "gone-later", "Ready")
+    # a restore Pinecone cannot finish
+    w.admin.configure(fail_initialization=["restore-fails"])
+    w.create("restore-fails", restoreFrom={"backupId": made["backupId"]})
+    cond = w.wait_condition("restore-fails", "Ready", "False", "RestoreFailed", timeout=20)
+    assert made["backupId"] in cond["message"] and w.status("restore-fails")["phase"] == "Failed"
+
+    # the backup deleted in Pinecone, behind pinery's back: a restore from it says so, by field
+    pc = w.pinecone()
+    try:
+        pc.backups.delete(backup_id=made["backupId"])
+    finally:
+        pc.close()
+    w.create("from-deleted", restoreFrom={"backupName": "gone-later"})
+    cond = w.wait_condition("from-deleted", "Ready", "False", "BackupNotFound")
+    assert cond["message"].startswith(f"spec.restoreFrom: backup {made['backupId']} does not exist in Pinecone")
+    assert w.index("from-deleted") is None

@@ -258,7 +258,8 @@ def no_faults(vi_world: World) -> Iterator[World]:
     """Clears the emulator's faults and settings changes after a test that makes some."""
     yield vi_world
     vi_world.admin.clear_faults()
-    vi_world.admin.configure(index_quota=None, fail_initialization=[], **EMULATOR_DELAYS)
+    vi_world.admin.configure(index_quota=None, fail_initialization=[], backup_quota=None, backups_allowed=True, fail_backups=[],
+                             **EMULATOR_DELAYS)
 
 
 def settle(seconds: float) -> None:
