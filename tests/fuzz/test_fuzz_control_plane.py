@@ -27,7 +27,7 @@ from pinery.manifest_check import validate_object
 from pinery.schema.prune import apply_defaults
 from tests.fuzz.fieldpaths import dotted, names_something, related
 from tests.support.budget import share
-from tests.support.manifests import NOT_MAPPINGS, SCHEMAS, SPEC_SCHEMAS, invalid_manifests, valid_manifests
+from tests.support.manifests import KINDS, NOT_MAPPINGS, SCHEMAS, SPEC_SCHEMAS, invalid_manifests, valid_manifests
 
 pytestmark = pytest.mark.slow
 
@@ -138,7 +138,7 @@ _names = itertools.count()
 
 
 @share(0.5)
-@given(st.sampled_from(["VectorIndex", "FSDPJob"]).flatmap(lambda k: st.tuples(valid_manifests(k), valid_manifests(k), st.data())))
+@given(st.sampled_from(sorted(KINDS)).flatmap(lambda k: st.tuples(valid_manifests(k), valid_manifests(k), st.data())))
 def test_updates_follow_the_immutability_rules(api, docs):
     first, second, data = docs
     name = f"update-{next(_names)}"

@@ -78,7 +78,7 @@ def test_a_schedule_makes_backups_on_time_keeps_what_retention_says_and_can_be_s
         ready = [b for b in backups_of(w, "catalog-nightly") if (b.get("status") or {}).get("phase") == "Ready"]
         settled = status.get("active") == 0 and len(ready) == 2
         return settled and len(made_events(w, "catalog-nightly")) >= 4 and status
-    status = wait_for(four_made, timeout=40, interval=0.2, what="four scheduled backups, two kept")
+    status = wait_for(four_made, timeout=90, interval=0.2, what="four scheduled backups, two kept")
 
     kept = backups_of(w, "catalog-nightly")
     names = sorted(b["metadata"]["name"] for b in kept)
