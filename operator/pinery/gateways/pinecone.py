@@ -173,15 +173,19 @@ class PineconeGateway:
         self._on_call(operation, "ok")
         return result
 
-    async def describe(self, api_key: str, name: str) -> dict[str, Any] | None:
-        """The index named `name`, or None when Pinecone has none."""
+    async def _call_or_none(self, operation: str, api_key: str, fn: Callable[[Any], Any]) -> Any:
+        """`_call`, with Pinecone's 404 as None: what was asked about does not exist."""
         try:
-            model = await self._call("describe_index", api_key, lambda pc: pc.indexes.describe(name))
+            return await self._call(operation, api_key, fn)
         except PineconeCallError as exc:
             if exc.failure.status == 404:
                 return None
             raise
-        return index_to_dict(model)
+
+    async def describe(self, api_key: str, name: str) -> dict[str, Any] | None:
+        """The index named `name`, or None when Pinecone has none."""
+        model = await self._call_or_none("describe_index", api_key, lambda pc: pc.indexes.describe(name))
+        return None if model is None else index_to_dict(model)
 
     async def list_indexes(self, api_key: str) -> dict[str, dict[str, Any]]:
         """Every index of the key's project, by name."""
@@ -234,11 +238,7 @@ class PineconeGateway:
 
     async def delete(self, api_key: str, name: str) -> None:
         """Ask Pinecone to delete the index (returns at once). An absent index is not an error."""
-        try:
-            await self._call("delete_index", api_key, lambda pc: pc.indexes.delete(name, timeout=-1))
-        except PineconeCallError as exc:
-            if exc.failure.status != 404:
-                raise
+        await self._call_or_none("delete_index", api_key, lambda pc: pc.indexes.delete(name, timeout=-1))
         self._changed(api_key, name)
 
     # --- backups and restores (10.x SDK: pinecone/client/backups.py, client/restore_jobs.py,
@@ -252,33 +252,19 @@ class PineconeGateway:
 
     async def describe_backup(self, api_key: str, backup_id: str) -> dict[str, Any] | None:
         """The backup, or None when Pinecone has none of this id."""
-        try:
-            model = await self._call("describe_backup", api_key, lambda pc: pc.backups.describe(backup_id=backup_id))
-        except PineconeCallError as exc:
-            if exc.failure.status == 404:
-                return None
-            raise
-        return struct_to_dict(model)
+        model = await self._call_or_none("describe_backup", api_key, lambda pc: pc.backups.describe(backup_id=backup_id))
+        return None if model is None else struct_to_dict(model)
 
     async def find_backup(self, api_key: str, index_name: str, name: str) -> dict[str, Any] | None:
         """The backup of `index_name` called `name` (every page of the index's backups), or None;
         None too when the index is gone."""
-        try:
-            models = await self._call("list_backups", api_key, lambda pc: list(pc.indexes.list_backups(index_name)))
-        except PineconeCallError as exc:
-            if exc.failure.status == 404:
-                return None
-            raise
-        found = [struct_to_dict(m) for m in models if m.name == name]
+        models = await self._call_or_none("list_backups", api_key, lambda pc: list(pc.indexes.list_backups(index_name)))
+        found = [struct_to_dict(m) for m in models or [] if m.name == name]
         return found[0] if found else None
 
     async def delete_backup(self, api_key: str, backup_id: str) -> None:
         """Delete a backup; an absent one is not an error."""
-        try:
-            await self._call("delete_backup", api_key, lambda pc: pc.backups.delete(backup_id=backup_id))
-        except PineconeCallError as exc:
-            if exc.failure.status != 404:
-                raise
+        await self._call_or_none("delete_backup", api_key, lambda pc: pc.backups.delete(backup_id=backup_id))
 
     async def restore(self, api_key: str, backup_id: str, name: str, *, tags: dict[str, str],
                       deletion_protection: str) -> dict[str, Any]:
@@ -289,10 +275,5 @@ class PineconeGateway:
         return struct_to_dict(answer)
 
     async def describe_restore_job(self, api_key: str, job_id: str) -> dict[str, Any] | None:
-        try:
-            model = await self._call("describe_restore_job", api_key, lambda pc: pc.restore_jobs.describe(job_id=job_id))
-        except PineconeCallError as exc:
-            if exc.failure.status == 404:
-                return None
-            raise
-        return struct_to_dict(model)
+        model = await self._call_or_none("describe_restore_job", api_key, lambda pc: pc.restore_jobs.describe(job_id=job_id))
+        return None if model is None else struct_to_dict(model)
