@@ -20,7 +20,8 @@ def test_the_app_uses_an_index_created_by_the_operator(local_mode):
     kubectl.wait_for("vectorindex/articles", "Ready", timeout=60)
 
     connection = kubectl.get("configmap/articles-connection")["data"]
-    assert set(connection) == {"PINECONE_INDEX_NAME", "PINECONE_INDEX_HOST", "PINECONE_CONTROLLER_HOST", "PINECONE_DENSE_FIELD"}
+    assert set(connection) == {"PINECONE_INDEX_NAME", "PINECONE_INDEX_HOST", "PINECONE_CONTROLLER_HOST", "PINECONE_WRITE_API", "PINECONE_DENSE_FIELD"}
+    assert connection["PINECONE_WRITE_API"] == "vectors"
     assert connection["PINECONE_DENSE_FIELD"] == "_values"
     assert connection["PINECONE_INDEX_HOST"] == kubectl.get("vectorindex/articles")["status"]["host"]
     secret = kubectl.get("secret/pinecone-api-key", namespace="pinery-system")

@@ -274,7 +274,8 @@ def test_upstream_crds_that_every_api_server_accepts_are_accepted(control_plane)
 
 def test_pinerys_own_crds_are_accepted(control_plane):
     docs = _crd_documents(sorted((REPO_ROOT / "crds").glob("*.yaml")))
-    assert {d["metadata"]["name"] for d in docs} == {"fsdpjobs.pinery.dev", "vectorindexes.pinery.dev"}
+    assert {d["metadata"]["name"] for d in docs} == {"fsdpjobs.pinery.dev", "vectorindexes.pinery.dev",
+                                                    "vectorindexbackups.pinery.dev", "vectorindexbackupschedules.pinery.dev"}
     for crd in docs:
         response = control_plane.http("POST", CRDS, json=crd)
         assert response.status_code == 201, (crd["metadata"]["name"], response.json().get("message"))
