@@ -1,4 +1,4 @@
-"""Trainer benchmark on NVIDIA GPUs: MFU, tokens/s and peak memory per preset, in bfloat16.
+"""Trainer benchmark on NVIDIA GPUs: MFU, tokens/s and peak memory per preset and sharding strategy, in bfloat16.
 
 Written for one node of H100 or H200 GPUs (it runs on any CUDA GPU; MFU needs a known peak or
 --peak-tflops). Not run by the test suite.
@@ -23,6 +23,11 @@ How to run:
    bfloat16 parameters and float32 gradient reduction; the first `--warmup` steps (default 10)
    are left out of the figures. A preset that runs out of memory is recorded as failed and the
    others still run.
+
+   Every preset runs once per `--strategies` (default: full hybrid). On one node, hybrid uses
+   shard groups of `--shard-group-size` GPUs (default: half of them, so two groups replicate
+   each other): it shows the memory and all-reduce cost of HSDP; its gain, all-gathers kept off
+   a slow inter-node link, needs several nodes (run the trainer itself as an FSDPJob for that).
 
 3. Results go to benchmarks/results/trainer_gpu-<gpu>.json; copy the table it prints into
    docs/performance.md under "Trainer".
@@ -65,7 +70,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_preset(preset: str, gpus: int, args: argparse.Namespace) -> dict:
+def run_preset(preset: str, gpus: int, strategy: str, args: argparse.Namespace) -> dict:
     settings = {
         "model.preset": preset,
         "model.seqLen": args.seq_len,
@@ -76,7 +81,10 @@ def run_preset(preset: str, gpus: int, args: argparse.Namespace) -> dict:
         "fsdp.mixedPrecision.paramDtype": "bfloat16",
         "fsdp.mixedPrecision.reduceDtype": "float32",
         **SETTINGS[preset],
+        "fsdp.strategy": strategy,
     }
+    if strategy == "hybrid":
+        settings["fsdp.shardGroupSize"] = args.shard_group_size or max(1, gpus // 2)
     if args.micro_batch:
         settings["microBatchSize"] = args.micro_batch
     if args.peak_tflops:
@@ -87,7 +95,7 @@ def run_preset(preset: str, gpus: int, args: argparse.Namespace) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "PINERY_"))}
     started = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
-    record = {"preset": preset, "gpus": gpus, "settings": settings, "wallSeconds": round(time.monotonic() - started, 1)}
+    record = {"preset": preset, "gpus": gpus, "strategy": strategy, "settings": settings, "wallSeconds": round(time.monotonic() - started, 1)}
     events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith('{"event"')]
     progress = [e for e in events if e["event"] == "progress" and e["step"] > args.warmup]
     if result.returncode != 0 or not progress:
@@ -98,6 +106,7 @@ def run_preset(preset: str, gpus: int, args: argparse.Namespace) -> dict:
         **record,
         "ok": True,
         "parameters": start["parameters"],
+        "mesh": start.get("mesh"),
         "globalBatchSize": start["globalBatchSize"],
         "tokensPerSecond": round(statistics.median(e["tokensPerSecond"] for e in progress), 1),
         "tokensPerSecondPerGpu": round(statistics.median(e["tokensPerSecond"] for e in progress) / gpus, 1),
@@ -117,6 +126,8 @@ def main() -> None:
     parser.add_argument("--micro-batch", type=int, help="override the per-preset micro-batch size")
     parser.add_argument("--compile", action="store_true", help="torch.compile every block")
     parser.add_argument("--peak-tflops", type=float, help="peak dense bf16 TFLOP/s of one GPU, if not detected")
+    parser.add_argument("--strategies", nargs="+", default=["full", "hybrid"], choices=["full", "hybrid"])
+    parser.add_argument("--shard-group-size", type=int, help="GPUs per shard group with hybrid; default: half of them")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per preset")
     args = parser.parse_args()
 
@@ -126,7 +137,7 @@ def main() -> None:
         raise SystemExit("no CUDA GPU: this benchmark needs the CUDA build of torch and a GPU (see its docstring)")
     gpus = args.gpus or torch.cuda.device_count()
     name = torch.cuda.get_device_name(0)
-    runs = [run_preset(preset, gpus, args) for preset in args.presets]
+    runs = [run_preset(preset, gpus, strategy, args) for preset in args.presets for strategy in args.strategies]
     result = {
         "benchmark": "trainer_gpu",
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -138,14 +149,16 @@ def main() -> None:
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     path = RESULTS / f"trainer_gpu-{slug}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"| preset | GPUs | tokens/s | tokens/s per GPU | MFU | peak memory (GiB) |  ({name}, seqLen {args.seq_len})")
-    print("|---|---|---|---|---|---|")
+    print(f"| preset | strategy (mesh) | GPUs | tokens/s | tokens/s per GPU | MFU | peak memory (GiB) |  ({name}, seqLen {args.seq_len})")
+    print("|---|---|---|---|---|---|---|")
     for r in runs:
+        mesh = f"{r['strategy']} ({' x '.join(map(str, r['mesh']['shape']))})" if r.get("mesh") else r["strategy"]
         if r["ok"]:
             mfu = "n/a" if r["mfu"] is None else f"{100 * r['mfu']:.1f} %"
-            print(f"| {r['preset']} | {gpus} | {r['tokensPerSecond']:.0f} | {r['tokensPerSecondPerGpu']:.0f} | {mfu} | {r['maxMemoryGiB']:.1f} |")
+            print(f"| {r['preset']} | {mesh} | {gpus} | {r['tokensPerSecond']:.0f} | {r['tokensPerSecondPerGpu']:.0f} | {mfu} | "
+                  f"{r['maxMemoryGiB']:.1f} |")
         else:
-            print(f"| {r['preset']} | {gpus} | failed: {r['error'][:80]} | | | |")
+            print(f"| {r['preset']} | {mesh} | {gpus} | failed: {r['error'][:80]} | | | |")
     print(f"wrote {path}")
 
 

@@ -81,7 +81,7 @@ def run_worker(config: TrainerConfig, stop: StopRequest) -> int:
     try:
         from pinery_trainer.train import Trainer
 
-        runtime = distributed.init(config.process_group_timeout_seconds)
+        runtime = distributed.init(config.process_group_timeout_seconds, config.fsdp)
         code = Trainer(config, runtime, stop).run()
         synchronise = True
     except ConfigError as e:

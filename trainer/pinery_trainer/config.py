@@ -17,6 +17,9 @@ Preset = Literal["tiny", "small", "base", "1b", "7b"]
 # float16 would need loss scaling, which FSDP2 training here does not do: bfloat16 is the
 # low-precision choice.
 Dtype = Literal["float32", "bfloat16"]
+# full: one shard group of every rank. hybrid (HSDP): shard within groups of shardGroupSize
+# ranks (a node by default), replicate across groups.
+Strategy = Literal["full", "hybrid"]
 
 
 DEFAULT_WARMUP_STEPS = 10
@@ -120,6 +123,25 @@ class MixedPrecisionConfig(_Model):
 class FSDPConfig(_Model):
     """How the model is sharded with FSDP2 (fully_shard per block and at the root)."""
 
+    strategy: Strategy = Field(
+        "full",
+        description=(
+            "full: shard parameters, gradients and optimizer state across every rank. hybrid (HSDP): shard "
+            "within groups of shardGroupSize ranks and replicate across groups, so that all-gathers and "
+            "reduce-scatters stay inside a group (a node) and only one gradient all-reduce crosses groups."
+        ),
+    )
+    shard_group_size: Optional[int] = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description=(
+            "Ranks per shard group with strategy hybrid; must divide the world size. Default: the processes "
+            "of one node (LOCAL_WORLD_SIZE). Equal to the world size it is full sharding; 1 replicates the "
+            "whole model on every rank."
+        ),
+    )
+
     reshard_after_forward: bool = Field(
         True, description="Free gathered parameters after forward (saves memory, costs a second all-gather)."
     )
@@ -216,6 +238,8 @@ class TrainerConfig(_Model):
         out = []
         if self.optim.warmup_steps is not None and self.optim.warmup_steps > self.steps:
             out.append(("optim.warmupSteps", f"must not exceed steps ({self.steps})"))
+        if self.fsdp.shard_group_size is not None and self.fsdp.strategy != "hybrid":
+            out.append(("fsdp.shardGroupSize", "applies only to fsdp.strategy hybrid"))
         if self.global_batch_size is not None and self.global_batch_size % self.micro_batch_size:
             out.append(("globalBatchSize", f"must be a multiple of microBatchSize ({self.micro_batch_size})"))
         overrides = self.model.overrides()

@@ -16,6 +16,9 @@ import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 
+from pinery_trainer.config import FSDPConfig
+from pinery_trainer.mesh import MeshPlan, plan_mesh
+
 
 @dataclass(frozen=True)
 class Runtime:
@@ -24,6 +27,7 @@ class Runtime:
     local_rank: int
     device: torch.device
     mesh: DeviceMesh
+    mesh_plan: MeshPlan
 
     @property
     def is_main(self) -> bool:
@@ -39,10 +43,13 @@ def env_int(name: str, default: int) -> int:
     return int(value) if value not in (None, "") else default
 
 
-def init(timeout_seconds: int) -> Runtime:
+def init(timeout_seconds: int, fsdp: FSDPConfig) -> Runtime:
     rank = env_int("RANK", 0)
     world_size = env_int("WORLD_SIZE", 1)
     local_rank = env_int("LOCAL_RANK", 0)
+    # Checked before the process group exists: every rank reports the same ConfigError.
+    # torchrun sets LOCAL_WORLD_SIZE; plain python runs one process per node.
+    mesh_plan = plan_mesh(fsdp.strategy, fsdp.shard_group_size, world_size, env_int("LOCAL_WORLD_SIZE", 1))
     timeout = timedelta(seconds=timeout_seconds)
     if torch.cuda.is_available():
         device = torch.device("cuda", local_rank % torch.cuda.device_count())
@@ -55,8 +62,10 @@ def init(timeout_seconds: int) -> Runtime:
         backend, store=make_store(rank, world_size, timeout), rank=rank, world_size=world_size,
         timeout=timeout, device_id=device_id,
     )
-    mesh = init_device_mesh(device.type, (world_size,))
-    return Runtime(rank, world_size, local_rank, device, mesh)
+    # Consecutive ranks (a node's processes under torchrun) form a shard group: init_device_mesh
+    # lays ranks out row-major, so dim 1 ("shard") holds ranks g*i .. g*i+g-1.
+    mesh = init_device_mesh(device.type, mesh_plan.shape, mesh_dim_names=mesh_plan.dim_names)
+    return Runtime(rank, world_size, local_rank, device, mesh, mesh_plan)
 
 
 def make_store(rank: int, world_size: int, timeout: timedelta) -> dist.Store:

@@ -1,4 +1,9 @@
-"""FSDP2: `fully_shard` on every transformer block, then on the root module."""
+"""FSDP2: `fully_shard` on every transformer block, then on the root module.
+
+The mesh decides the strategy (mesh.py): 1-D shards across every rank, 2-D (replicate, shard)
+is HSDP. fully_shard needs the dimension names of a 2-D mesh
+(torch/distributed/fsdp/_fully_shard/_fsdp_init.py, _validate_mesh), which distributed.init gives.
+"""
 
 from __future__ import annotations
 

@@ -121,6 +121,7 @@ class Trainer:
             step=self.step,
             totalSteps=self.config.steps,
             worldSize=self.runtime.world_size,
+            mesh=self.runtime.mesh_plan.describe(),
             device=self.runtime.device.type,
             model=self.model.description,
             parameters=self.model.parameters,

@@ -437,6 +437,7 @@ class FSDPJobSpec(ApiModel):
             out.append(FieldError("spec.trainer", "is used only without spec.command; remove one of them"))
         if self.trainer is not None:
             out.extend(FieldError(f"spec.trainer.{path}", msg) for path, msg in self.trainer.problems())
+            out.extend(self._shard_group_problems())
         if self.elastic is not None:
             max_nodes = self.elastic.max_nodes or self.num_nodes
             if self.elastic.min_nodes > max_nodes:
@@ -471,6 +472,29 @@ class FSDPJobSpec(ApiModel):
                     )
                 )
         return out
+
+    def _shard_group_problems(self) -> list[FieldError]:
+        """A hybrid shard group must divide every world size the job can have.
+
+        The workers check it too (pinery_trainer/mesh.py), but only once pods are scheduled;
+        with an integer nprocPerNode the world sizes are known here. 'auto' is left to them.
+        """
+        assert self.trainer is not None
+        fsdp = self.trainer.fsdp
+        if fsdp.strategy != "hybrid" or not isinstance(self.nproc_per_node, int):
+            return []
+        nproc = self.nproc_per_node
+        group = fsdp.shard_group_size if fsdp.shard_group_size is not None else nproc
+        if self.elastic is None:
+            nodes = [self.num_nodes]
+        else:
+            nodes = list(range(self.elastic.min_nodes, (self.elastic.max_nodes or self.num_nodes) + 1))
+        bad = [n for n in nodes if (n * nproc) % group]
+        if not bad:
+            return []
+        worlds = ", ".join(str(n * nproc) for n in bad)
+        return [FieldError("spec.trainer.fsdp.shardGroupSize",
+                           f"{group} must divide the world size (nodes x nprocPerNode {nproc}: {worlds})")]
 
     def reserved_mount_paths(self) -> dict[str, str]:
         """Mount paths of the volumes pinery adds to the training container, and what they hold."""
