@@ -3,7 +3,9 @@ SIGKILLed and restarted at seeded random moments; afterwards the invariants of
 `tests.reliability.invariants` must hold.
 
 Each wave starts one of every lifecycle below, at staggered moments; the killer runs through
-all waves. Lifecycles act as a user would (create, patch, delete through the API) and, by a
+all waves. Backups and restores have lifecycles of their own (drawn from a stream of their own,
+so that a seed drives the other lifecycles as it did before they came), and the full profile
+adds one per-minute backup schedule that runs beside the waves. Lifecycles act as a user would (create, patch, delete through the API) and, by a
 seeded coin, either wait for the operator to catch up or go on at once, so that changes land
 in the middle of creations, scalings and restarts. FSDPJobs run a cheap script (no torch): a
 given rank fails on its first attempts, and the work done survives in a volume, as a
@@ -13,18 +15,33 @@ checkpoint would.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import textwrap
 import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from pinery.gateways.pinecone import index_to_dict
+from pinery.gateways.pinecone import index_to_dict, struct_to_dict
 from pinery.local.cluster import LocalCluster
 from pinery.local.kubeclient import KubeClient
 from pinery.local.pinecone import EmulatorAdmin
+from pinery.vectorindex.schedule import DEFAULT_TIMING
 from tests.reliability.harness import Api, Driver, OperatorKiller, operators_running, pod_processes, secret_leaks, wait_until
-from tests.reliability.invariants import JOB, VI, Expect, World, summary, violations
+from tests.reliability.invariants import (
+    BACKUP,
+    JOB,
+    LABEL_SCHEDULE,
+    SCHEDULE,
+    SCHEDULED_AT,
+    VI,
+    Expect,
+    World,
+    backup_summary,
+    pinecone_backup_name,
+    summary,
+    violations,
+)
 from tests.support.ports import free_port
 
 NAMESPACE = "chaos"
@@ -41,12 +58,22 @@ class Profile:
     step_timeout: float  # how long a lifecycle waits for the operator at one step
     converge_timeout: float  # how long everything may take to converge once the kills stop
     wait_share: float = 0.6  # the chance that a lifecycle waits for the operator after a change
+    # Scheduled minutes the per-minute backup schedule runs for (0: no schedule): real minutes,
+    # so only a profile that lasts that long anyway has one.
+    scheduled_backups: int = 0
 
 
 PROFILES = {
     "reduced": Profile(waves=3, kill_interval=(1.0, 4.0), down=(0.0, 1.0), step_timeout=45, converge_timeout=90),
-    "full": Profile(waves=15, kill_interval=(0.5, 4.0), down=(0.0, 1.5), step_timeout=90, converge_timeout=180),
+    "full": Profile(waves=15, kill_interval=(0.5, 4.0), down=(0.0, 1.5), step_timeout=90, converge_timeout=180,
+                    scheduled_backups=3),
 }
+# The backup schedule's retention: fewer than the backups it makes, so that it drops some.
+SCHEDULE_KEEP_LAST = 2
+# A backup whose create may have been sent but whose answer was lost is looked for by name for
+# this long before the operator asks again (its Timing.create_landing): a kill at that moment
+# makes the backup that much later, by design.
+BACKUP_LANDING = DEFAULT_TIMING.create_landing
 
 # Sleeps WORK_SECONDS in steps, keeping what it did in a volume (as a checkpoint would), so a
 # resumed or restarted gang only does what is left. Rank FAIL_RANK exits FAIL_CODE on attempts
@@ -92,6 +119,23 @@ def vector_index(name: str, *, pod: bool = False, tags: dict | None = None, prot
     if adopt:
         spec["adoptExisting"] = True
     return {"apiVersion": "pinery.dev/v1alpha1", "kind": VI, "metadata": {"name": name}, "spec": spec}
+
+
+def vector_index_backup(name: str, source: str, policy: str = "Delete") -> dict:
+    return {"apiVersion": "pinery.dev/v1alpha1", "kind": BACKUP, "metadata": {"name": name},
+            "spec": {"vectorIndexName": source, "deletionPolicy": policy}}
+
+
+def restored_index(name: str, backup: str) -> dict:
+    """A VectorIndex made from a VectorIndexBackup (its dimension and metric agree with the backup's)."""
+    obj = vector_index(name)
+    obj["spec"]["restoreFrom"] = {"backupName": backup}
+    return obj
+
+
+def backup_schedule(name: str, source: str, keep_last: int) -> dict:
+    return {"apiVersion": "pinery.dev/v1alpha1", "kind": SCHEDULE, "metadata": {"name": name},
+            "spec": {"vectorIndexName": source, "schedule": "* * * * *", "retention": {"keepLast": keep_last}}}
 
 
 # Master ports handed out in this process. All pods of local mode share the machine's ports,
@@ -166,6 +210,73 @@ class Context(Driver):
                 pc.close()
 
         await asyncio.to_thread(create)
+
+    async def upsert(self, name: str, first: int, vectors: list[list[float]]) -> bool:
+        """Write records r<first>, r<first+1>, ... into the VectorIndex's index through the SDK,
+        as an application would, until the index counts exactly first + len(vectors) records.
+        Repeating a write is harmless (the same ids), so a failed one is simply tried again."""
+        records = [(f"r{first + i}", values) for i, values in enumerate(vectors)]
+        total = first + len(records)
+
+        def write(host: str) -> bool:
+            from pinecone import Pinecone, PineconeError
+
+            pc = Pinecone(api_key=self.api_key, host=self.pinecone_url)
+            try:
+                with pc.index(host=host) as index:
+                    index.upsert(vectors=records)
+                    return index.describe_index_stats().total_vector_count == total
+            except PineconeError:
+                return False  # not ready yet, or a moment of trouble: the wait tries again
+            finally:
+                pc.close()
+
+        async def check() -> bool:
+            host = ((await self.api.get(VI, name) or {}).get("status") or {}).get("host")
+            return bool(host) and await asyncio.to_thread(write, host)
+
+        return await self._wait(check, f"VectorIndex {name}: {total} records not written", VI, name)
+
+    async def backup_ready(self, name: str) -> bool:
+        """Until the VectorIndexBackup is Ready; longer than a step, as a backup whose create
+        was lost with a killed operator is asked for again only after BACKUP_LANDING."""
+        async def check():
+            obj = await self.api.get(BACKUP, name)
+            return obj is not None and (obj.get("status") or {}).get("phase") == "Ready"
+
+        return await self._wait(check, f"VectorIndexBackup {name}: not Ready", BACKUP, name, extra=BACKUP_LANDING)
+
+    async def schedule_made(self, name: str, seen: dict[str, set[str]], backups: int) -> bool:
+        """Until the schedule has made backups for `backups` scheduled minutes, noting the uid
+        of every backup it made by its minute (two for one minute would be a duplicate)."""
+        async def check():
+            for obj in await self.api.list(BACKUP, f"{LABEL_SCHEDULE}={name}"):
+                meta = obj["metadata"]
+                seen.setdefault((meta.get("annotations") or {}).get(SCHEDULED_AT, "?"), set()).add(meta["uid"])
+            return len(seen) >= backups
+
+        # A minute goes by between two backups, and the first may be a minute away. Not one of
+        # the waits for the operator (slowestWaits): this one waits for the clock.
+        timeout = self.step_timeout + 60.0 * (backups + 1)
+        if await wait_until(check, timeout):
+            return True
+        self.stall(f"VectorIndexBackupSchedule {name}: {len(seen)} of {backups} backups made within {timeout:.0f}s")
+        return False
+
+    async def schedule_suspended(self, name: str) -> bool:
+        async def check():
+            obj = await self.api.get(SCHEDULE, name)
+            status = (obj or {}).get("status") or {}
+            ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+            return obj is not None and status.get("observedGeneration") == obj["metadata"].get("generation") \
+                and ready.get("reason") == "Suspended"
+
+        return await self._wait(check, f"VectorIndexBackupSchedule {name}: not Suspended", SCHEDULE, name)
+
+
+def vectors(rng: random.Random, count: int) -> list[list[float]]:
+    """`count` dense vectors of the chaos indexes' dimension, none all zeros."""
+    return [[rng.uniform(0.1, 1.0) for _ in range(8)] for _ in range(count)]
 
 
 # --- VectorIndex lifecycles ----------------------------------------------------------------
@@ -253,6 +364,97 @@ async def adopt(ctx: Context, name: str, rng: random.Random) -> Expect:
     return Expect(VI, name, index=name, tags={"team": "adopted"})
 
 
+# --- backup and restore lifecycles -------------------------------------------------------------
+# A backup is waited for before the records it should hold are changed, and a VectorIndex only
+# once it is synced before records are written to it: the data plane serves a Ready index only.
+
+async def backup_and_end(ctx: Context, name: str, source: str, records: int, rng: random.Random, ending: str) -> Expect:
+    """One VectorIndexBackup of `source`, ending as `ending` says: "keep" (it lives), "delete"
+    (deleted with its backup), "retain" (deleted, its backup kept: created with Retain or
+    switched to it just before the deletion, by a seeded coin) or "quick" (deleted after a
+    moment, perhaps before the operator made its backup: none may be left)."""
+    retain_at_once = ending == "retain" and rng.random() < 0.5
+    pause = rng.uniform(0, 1.5)
+    made = await ctx.api.create(vector_index_backup(name, source, "Retain" if retain_at_once else "Delete"))
+    expect = Expect(BACKUP, name, index=source, backup=pinecone_backup_name(name, made["metadata"]["uid"]), records=records)
+    if ending == "quick":
+        await asyncio.sleep(pause)
+        await ctx.delete(BACKUP, name)
+        return dataclasses.replace(expect, live=False, kept=False)
+    ready = await ctx.backup_ready(name)
+    if ending == "keep":
+        return expect
+    if ending == "retain" and not retain_at_once:
+        await ctx.patch_spec(BACKUP, name, {"deletionPolicy": "Retain"})
+    await asyncio.sleep(pause)
+    await ctx.delete(BACKUP, name)
+    # Retain keeps the backup only if one was made: without Ready seen, it may not have been.
+    return dataclasses.replace(expect, live=False, kept=False if ending == "delete" else (True if ready else None))
+
+
+async def backups_of_an_index(ctx: Context, name: str, rng: random.Random) -> list[Expect]:
+    """An index with a few records, backed up by four VectorIndexBackups at once, one of each
+    ending of `backup_and_end`; then, by a seeded coin, the index is deleted (its backups
+    outlive it) or kept (with its records)."""
+    records, endings = rng.randint(1, 5), ("keep", "delete", "retain", "quick")
+    streams = [random.Random(rng.random()) for _ in endings]
+    drop_index = rng.random() < 0.5
+    await ctx.api.create(vector_index(name))
+    await ctx.synced(name)
+    await ctx.upsert(name, 0, vectors(rng, records))
+    backups = await asyncio.gather(*(backup_and_end(ctx, f"{name}-{ending}", name, records, own, ending)
+                                     for ending, own in zip(endings, streams, strict=True)))
+    if drop_index:
+        await ctx.delete(VI, name)
+        return [Expect(VI, name, live=False, index=name, kept=False), *backups]
+    return [Expect(VI, name, index=name, records=records), *backups]
+
+
+async def restore_from_backup(ctx: Context, name: str, rng: random.Random) -> list[Expect]:
+    """An index restored (spec.restoreFrom.backupName) from a backup of another index holds the
+    backup's records, not those written after the backup. By seeded coins the restored
+    VectorIndex is created before the backup is Ready (it waits for it), and the source index is
+    deleted once the restore is done."""
+    source, records, later = f"{name}-source", rng.randint(1, 5), rng.randint(1, 3)
+    early, drop_source = rng.random() < 0.5, rng.random() < 0.5
+    await ctx.api.create(vector_index(source))
+    await ctx.synced(source)
+    await ctx.upsert(source, 0, vectors(rng, records))
+    made = await ctx.api.create(vector_index_backup(name, source))
+    if early:
+        await ctx.api.create(restored_index(name, name))
+    if await ctx.backup_ready(name):
+        await ctx.upsert(source, records, vectors(rng, later))  # after the backup: not restored
+    else:
+        later = 0  # the backup may not be made yet: nothing more may be written before it
+    if not early:
+        await ctx.api.create(restored_index(name, name))
+    await ctx.synced(name)
+    backup = Expect(BACKUP, name, index=source, backup=pinecone_backup_name(name, made["metadata"]["uid"]), records=records)
+    restored = Expect(VI, name, index=name, records=records, restored=True)
+    if drop_source:
+        await ctx.delete(VI, source)
+        return [Expect(VI, source, live=False, index=source, kept=False), backup, restored]
+    return [Expect(VI, source, index=source, records=records + later), backup, restored]
+
+
+async def scheduled_backups(ctx: Context, name: str, backups: int) -> list[Expect]:
+    """A per-minute VectorIndexBackupSchedule with retention keepLast SCHEDULE_KEEP_LAST, left to
+    run (and the operator to be killed) for `backups` scheduled minutes, then suspended, so that
+    what it keeps can be checked once everything has converged."""
+    seen: dict[str, set[str]] = {}
+    ctx.say(f"{name}: start")
+    await ctx.api.create(vector_index(name))
+    await ctx.synced(name)
+    await ctx.api.create(backup_schedule(name, name, SCHEDULE_KEEP_LAST))
+    await ctx.schedule_made(name, seen, backups)
+    await ctx.patch_spec(SCHEDULE, name, {"suspend": True})
+    await ctx.schedule_suspended(name)
+    await ctx.schedule_made(name, seen, 0)  # one more look: a backup made just before the suspension
+    ctx.say(f"{name}: done, backups for {len(seen)} scheduled minutes made")
+    return [Expect(VI, name, index=name), Expect(SCHEDULE, name, index=name, keep_last=SCHEDULE_KEEP_LAST, scheduled=seen)]
+
+
 # --- FSDPJob lifecycles ----------------------------------------------------------------------
 
 async def job_runs(ctx: Context, name: str, rng: random.Random, fail_attempts: int, max_restarts: int) -> Expect:
@@ -284,7 +486,7 @@ async def delete_running(ctx: Context, name: str, rng: random.Random) -> Expect:
     return Expect(JOB, name, live=False)
 
 
-Lifecycle = Callable[[Context, str, random.Random], Awaitable[Expect]]
+Lifecycle = Callable[[Context, str, random.Random], Awaitable[Expect | list[Expect]]]
 LIFECYCLES: dict[str, Lifecycle] = {
     "vi-tags": tags_and_protection,
     "vi-scale": lambda ctx, name, rng: pod_scaling(ctx, name, rng, keep=False),
@@ -302,6 +504,12 @@ LIFECYCLES: dict[str, Lifecycle] = {
     "job-suspend": suspend_and_resume,
     "job-delete": delete_running,
 }
+# Drawn from a stream of their own (see run_chaos).
+BACKUP_LIFECYCLES: dict[str, Lifecycle] = {
+    "vi-backup": backups_of_an_index,
+    "vi-restore": restore_from_backup,
+}
+SCHEDULE_NAME = "vi-schedule"
 
 
 # --- the run -----------------------------------------------------------------------------
@@ -334,20 +542,49 @@ class RequestLog:
                 pass
 
 
-async def snapshot(cluster: LocalCluster, api: Api, log: RequestLog) -> World:
-    def indexes() -> dict[str, dict]:
-        from pinecone import Pinecone
+def _all_pages(list_page: Callable[..., Any]) -> list[dict]:
+    """Every item of a paged SDK listing (one call returns one page)."""
+    items: list[dict] = []
+    token = None
+    while True:
+        page = list_page(limit=100) if token is None else list_page(pagination_token=token)
+        items += [struct_to_dict(model) for model in page]
+        token = page.pagination.next if page.pagination else None
+        if not token:
+            return items
 
-        pc = Pinecone(api_key=cluster.state.api_key, host=cluster.pinecone_url)
-        try:
-            return {model.name: index_to_dict(model) for model in pc.list_indexes()}
-        finally:
-            pc.close()
 
+def pinecone_view(cluster: LocalCluster, counted: set[str]) -> dict[str, Any]:
+    """What Pinecone holds, through the SDK: indexes, backups, restore jobs, and the records of
+    the indexes in `counted` (None for one that is absent or not serving)."""
+    from pinecone import Pinecone, PineconeError
+
+    pc = Pinecone(api_key=cluster.state.api_key, host=cluster.pinecone_url)
+    try:
+        indexes = {model.name: index_to_dict(model) for model in pc.list_indexes()}
+        records: dict[str, int | None] = {}
+        for name in sorted(counted):
+            records[name] = None
+            host = (indexes.get(name) or {}).get("host")
+            try:
+                if host:
+                    with pc.index(host=host) as index:
+                        records[name] = index.describe_index_stats().total_vector_count
+            except PineconeError:
+                pass  # not serving (yet): the records stay unknown
+        return {"indexes": indexes, "records": records, "pinecone_backups": _all_pages(pc.backups.list),
+                "restore_jobs": _all_pages(pc.restore_jobs.list)}
+    finally:
+        pc.close()
+
+
+async def snapshot(cluster: LocalCluster, api: Api, log: RequestLog, expects: list[Expect]) -> World:
     vis, jobs = await api.list(VI), await api.list(JOB)
+    backups, schedules = await api.list(BACKUP), await api.list(SCHEDULE)
     events = await api.list("Event")
     texts = {"the operator's log": (cluster.state_dir / "operator.log").read_text(errors="replace"),
-             "Events": repr(events), "statuses": repr([o.get("status") for o in [*vis, *jobs]])}
+             "Events": repr(events), "statuses": repr([o.get("status") for o in [*vis, *jobs, *backups, *schedules]])}
+    counted = {e.index or e.name for e in expects if e.kind == VI and e.live and e.records is not None}
     return World(
         namespace=api.namespace,
         cluster_name=CLUSTER_NAME,
@@ -355,12 +592,23 @@ async def snapshot(cluster: LocalCluster, api: Api, log: RequestLog) -> World:
         jobs={o["metadata"]["name"]: o for o in jobs},
         pods=[{**p, "kind": "Pod"} for p in await api.list("Pod")],
         services=[{**s, "kind": "Service"} for s in await api.list("Service")],
-        indexes=await asyncio.to_thread(indexes),
         requests=await asyncio.to_thread(log.read),
         # every job has ended or gone once converged: no pod process may be left
         stray_processes=pod_processes(cluster),
         leaks=secret_leaks(cluster.state.api_key, texts),
+        backups={o["metadata"]["name"]: o for o in backups},
+        schedules={o["metadata"]["name"]: o for o in schedules},
+        **await asyncio.to_thread(pinecone_view, cluster, counted),
     )
+
+
+async def _lifecycle(ctx: Context, kind: str, wave: int, lifecycle: Lifecycle, own: random.Random) -> list[Expect]:
+    """One lifecycle, started at a seeded moment of its wave; what its objects must end as."""
+    await asyncio.sleep(own.uniform(0, 3))
+    ctx.say(f"{kind}-{wave}: start")
+    expect = await lifecycle(ctx, f"{kind}-{wave}", own)
+    ctx.say(f"{kind}-{wave}: done")
+    return expect if isinstance(expect, list) else [expect]
 
 
 async def run_chaos(cluster: LocalCluster, profile: Profile, seed: int) -> dict[str, Any]:
@@ -373,26 +621,30 @@ async def run_chaos(cluster: LocalCluster, profile: Profile, seed: int) -> dict[
                   wait_share=profile.wait_share)
     rng = random.Random(seed)
     killer = OperatorKiller(cluster, random.Random(rng.random()), profile.kill_interval, profile.down, say=ctx.say)
+    # The backup lifecycles draw from a stream of their own, so that the draws of the other
+    # lifecycles and of the killer are, for a seed, what they were before those came.
+    backup_rng = random.Random(f"backups-{seed}")
     expects: list[Expect] = []
+    lifecycles = 0
     started = time.monotonic()
     try:
         await prepare(api)
         stop = asyncio.Event()
         background = [asyncio.create_task(killer.run(stop)), asyncio.create_task(log.follow(stop))]
+        schedule = None
+        if profile.scheduled_backups:
+            schedule = asyncio.create_task(scheduled_backups(ctx, SCHEDULE_NAME, profile.scheduled_backups))
+            lifecycles += 1
         for wave in range(profile.waves):
-            tasks = []
-            for kind, lifecycle in LIFECYCLES.items():
-                own = random.Random(rng.random())  # each lifecycle its own stream: concurrency cannot shift draws
-
-                async def one(kind=kind, lifecycle=lifecycle, own=own, wave=wave) -> Expect:
-                    await asyncio.sleep(own.uniform(0, 3))
-                    ctx.say(f"{kind}-{wave}: start")
-                    expect = await lifecycle(ctx, f"{kind}-{wave}", own)
-                    ctx.say(f"{kind}-{wave}: done")
-                    return expect
-
-                tasks.append(one())
-            expects += await asyncio.gather(*tasks)
+            # each lifecycle its own stream: concurrency cannot shift draws
+            tasks = [_lifecycle(ctx, kind, wave, lifecycle, random.Random(rng.random())) for kind, lifecycle in LIFECYCLES.items()]
+            tasks += [_lifecycle(ctx, kind, wave, lifecycle, random.Random(backup_rng.random()))
+                      for kind, lifecycle in BACKUP_LIFECYCLES.items()]
+            lifecycles += len(tasks)
+            for ends in await asyncio.gather(*tasks):
+                expects += ends
+        if schedule is not None:
+            expects += await schedule
         chaos_seconds = time.monotonic() - started
         stop.set()
         await asyncio.gather(*background)
@@ -402,7 +654,7 @@ async def run_chaos(cluster: LocalCluster, profile: Profile, seed: int) -> dict[
 
         async def converged():
             nonlocal world
-            world = await snapshot(cluster, api, log)
+            world = await snapshot(cluster, api, log, expects)
             found = violations(world, expects)
             ctx.say(f"converging: {len(found)} violations" + "".join(f"\n    {v}" for v in found[:8]))
             return not found
@@ -416,8 +668,9 @@ async def run_chaos(cluster: LocalCluster, profile: Profile, seed: int) -> dict[
         return {
             "seed": seed,
             "kills": killer.kills,
-            "lifecycles": len(expects),
+            "lifecycles": lifecycles,
             "lifecyclesByEnding": summary(expects),
+            **(backup_summary(world, expects) if world is not None else {}),
             "violations": found,
             "stalls": ctx.stalls,
             "slowestWaits": ctx.slowest_waits(),

@@ -95,16 +95,17 @@ class Driver:
         self.say(f"stall: {what}")
 
     async def _wait(self, check: Callable[[], Awaitable[Any]], what: str, kind: str | None = None,
-                    name: str | None = None) -> bool:
-        began = time.monotonic()
-        done = await wait_until(check, self.step_timeout)
+                    name: str | None = None, extra: float = 0.0) -> bool:
+        """Wait up to the step timeout, plus `extra` seconds where the operator waits by design."""
+        began, timeout = time.monotonic(), self.step_timeout + extra
+        done = await wait_until(check, timeout)
         self.waits.append((round(time.monotonic() - began, 1), what))
         if done:
             return True
         # What the object showed when the wait gave up, to tell a slow operator from a stuck one.
         obj = await self.api.get(kind, name) if kind and name else None
         shown = f"; status then: {json.dumps((obj or {}).get('status'), sort_keys=True)[:800]}" if obj else ""
-        self.stall(f"{what} within {self.step_timeout:.0f}s{shown}")
+        self.stall(f"{what} within {timeout:.0f}s{shown}")
         return False
 
     def slowest_waits(self, count: int = 5) -> list[dict]:

@@ -7,7 +7,16 @@ each lifecycle expects. Each broken rule is one line naming the object and what 
   no index was created twice; no index that policy, protection or ownership keeps was deleted;
 - every FSDPJob that should live ended as its script dictates, with exactly the restarts its
   failures caused; every pod and Service belongs to a live job; no pod process outlives its pod;
-- the API key appears nowhere in the logs, Events and statuses.
+- the API key appears nowhere in the logs, Events and statuses;
+- every VectorIndexBackup that lives is Ready, and Pinecone holds exactly one backup named
+  after it (`<name>-<uid[:8]>`) with the records it had; one deleted with deletionPolicy Delete
+  left no backup, one deleted with Retain left exactly one; Pinecone holds no backup that no
+  object accounts for, and no index was backed up more often than objects asked for it;
+- an index restored from a backup has exactly the backup's records, and exactly one restore job
+  made it;
+- a VectorIndexBackupSchedule made at most one VectorIndexBackup per scheduled minute, and its
+  retention holds: exactly the newest `keepLast` of them are kept, each with its backup in
+  Pinecone, and no backup of its index outlived the object retention dropped.
 """
 
 from __future__ import annotations
@@ -18,7 +27,10 @@ from typing import Any
 from pinery.vectorindex.ownership import ownership_tags
 
 VI, JOB = "VectorIndex", "FSDPJob"
+BACKUP, SCHEDULE = "VectorIndexBackup", "VectorIndexBackupSchedule"
 LABEL_JOB = "pinery.dev/job-name"
+LABEL_SCHEDULE = "pinery.dev/backup-schedule"
+SCHEDULED_AT = "pinery.dev/scheduled-at"
 
 
 @dataclass
@@ -44,6 +56,20 @@ class Expect:
     # The attempts the finished job's nodes may show (all the same one); None: `restarts` (each
     # restart starts one attempt). A resume starts one more.
     attempts: tuple[int, ...] | None = None
+    # VectorIndex: the records its index must hold; VectorIndexBackup: the records of its backup.
+    records: int | None = None
+    restored: bool = False  # VectorIndex made from a backup: exactly one restore job made its index
+    # VectorIndexBackup: its backup's name in Pinecone. On deletion `kept` says whether that
+    # backup must stay (Retain), be gone (Delete) or either (None).
+    backup: str | None = None
+    # VectorIndexBackupSchedule: its retention, and the uids of the backups seen per scheduled minute.
+    keep_last: int | None = None
+    scheduled: dict[str, set[str]] = field(default_factory=dict)
+
+
+def pinecone_backup_name(name: str, uid: str) -> str:
+    """The name a VectorIndexBackup's backup has in Pinecone: its object's name and uid, unique to the object."""
+    return f"{name}-{uid[:8]}"
 
 
 @dataclass
@@ -61,6 +87,11 @@ class World:
     requests: list[dict]
     stray_processes: list[int] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)
+    backups: dict[str, dict] = field(default_factory=dict)  # VectorIndexBackups by name
+    schedules: dict[str, dict] = field(default_factory=dict)  # VectorIndexBackupSchedules by name
+    pinecone_backups: list[dict] = field(default_factory=list)  # the project's backups (2026-07 BackupModel)
+    restore_jobs: list[dict] = field(default_factory=list)  # the project's restore jobs (RestoreJobModel)
+    records: dict[str, int | None] = field(default_factory=dict)  # records of the indexes counted, by index
 
 
 def _condition(obj: dict, kind: str) -> dict:
@@ -108,6 +139,8 @@ def vectorindex_violations(world: World, expect: Expect) -> list[str]:
         out.append(f"{where}: index replicas {pod.get('replicas')} != {expect.replicas}")
     if expect.pod_type is not None and pod.get("pod_type") != expect.pod_type:
         out.append(f"{where}: index pod type {pod.get('pod_type')} != {expect.pod_type}")
+    if expect.records is not None and world.records.get(expect.index or name) != expect.records:
+        out.append(f"{where}: index holds {world.records.get(expect.index or name)} records, expected {expect.records}")
     return out
 
 
@@ -181,11 +214,138 @@ def index_violations(world: World, expects: list[Expect]) -> list[str]:
     return out
 
 
+def _phase_and_reason(obj: dict) -> str:
+    ready = _condition(obj, "Ready")
+    return f"{(obj.get('status') or {}).get('phase')} ({ready.get('reason')}: {ready.get('message')})"
+
+
+def _named(world: World, backup: str) -> list[dict]:
+    return [b for b in world.pinecone_backups if b.get("name") == backup]
+
+
+def backup_violations(world: World, expect: Expect) -> list[str]:
+    """One VectorIndexBackup: exactly one backup named after it while it lives, then what its
+    deletion policy says."""
+    where, obj = f"VectorIndexBackup {expect.name}", world.backups.get(expect.name)
+    found = _named(world, expect.backup or "")
+    out = [f"{where}: Pinecone holds {len(found)} backups named {expect.backup} (a duplicate)"] if len(found) > 1 else []
+    if not expect.live:
+        if obj is not None:
+            out.append(f"{where}: still exists after deletion (finalizers {obj['metadata'].get('finalizers')})")
+        if expect.kept is False and found:
+            out.append(f"{where}: its backup {expect.backup} was to be deleted with it (Delete) and still exists")
+        if expect.kept is True and not found:
+            out.append(f"{where}: its backup {expect.backup} was to be retained (Retain) and is gone")
+        return out
+    if obj is None:
+        return out + [f"{where}: missing"]
+    status = obj.get("status") or {}
+    if status.get("phase") != "Ready":
+        return out + [f"{where}: not Ready: {_phase_and_reason(obj)}"]
+    if not found:
+        return out + [f"{where}: its backup {expect.backup} ({status.get('backupId')}) is not in Pinecone"]
+    if found[0].get("backup_id") != status.get("backupId"):
+        out.append(f"{where}: status.backupId {status.get('backupId')} is not its backup's id {found[0].get('backup_id')}")
+    if expect.records is not None and (found[0].get("record_count"), status.get("recordCount")) != (expect.records, expect.records):
+        out.append(f"{where}: backup holds {found[0].get('record_count')} records (status says {status.get('recordCount')}), "
+                   f"expected {expect.records}")
+    return out
+
+
+def _minute(obj: dict) -> str:
+    """The scheduled minute a schedule's backup was made for (RFC 3339, so it sorts by time)."""
+    return (obj["metadata"].get("annotations") or {}).get(SCHEDULED_AT, "?")
+
+
+def _scheduled(world: World, expect: Expect) -> dict[str, set[str]]:
+    """The uids seen per scheduled minute: those the lifecycle saw and those alive now."""
+    seen = {minute: set(uids) for minute, uids in expect.scheduled.items()}
+    for obj in _schedule_backups(world, expect.name):
+        seen.setdefault(_minute(obj), set()).add(obj["metadata"]["uid"])
+    return seen
+
+
+def _schedule_backups(world: World, schedule: str) -> list[dict]:
+    return [o for o in world.backups.values() if (o["metadata"].get("labels") or {}).get(LABEL_SCHEDULE) == schedule]
+
+
+def schedule_violations(world: World, expect: Expect) -> list[str]:
+    """One VectorIndexBackupSchedule: at most one backup per scheduled minute; its retention
+    keeps exactly the newest `keep_last`, Ready, each with its backup in Pinecone (none lost that
+    it keeps), and its index has no other backup (none kept that it drops)."""
+    where = f"VectorIndexBackupSchedule {expect.name}"
+    if expect.name not in world.schedules:
+        return [f"{where}: missing"]
+    seen = _scheduled(world, expect)
+    out = [f"{where}: {len(uids)} VectorIndexBackups for the minute {minute} (uids {sorted(uids)})"
+           for minute, uids in sorted(seen.items()) if len(uids) > 1]
+    live = sorted(_schedule_backups(world, expect.name), key=_minute)
+    newest = sorted(seen)[-(expect.keep_last or len(seen)):] if seen else []
+    if [_minute(o) for o in live] != newest:
+        out.append(f"{where}: keeps the backups of {[_minute(o) for o in live]}, retention (keepLast {expect.keep_last}) "
+                   f"keeps those of {newest}")
+    names = set()
+    for obj in live:
+        name, status = obj["metadata"]["name"], obj.get("status") or {}
+        in_pinecone = pinecone_backup_name(name, obj["metadata"]["uid"])
+        names.add(in_pinecone)
+        if status.get("phase") != "Ready":
+            out.append(f"{where}: its VectorIndexBackup {name} is not Ready: {_phase_and_reason(obj)}")
+        elif not any(b.get("backup_id") == status.get("backupId") for b in _named(world, in_pinecone)):
+            out.append(f"{where}: the backup of {name}, which retention keeps, is not in Pinecone (lost)")
+    dropped = sorted(b.get("name") for b in world.pinecone_backups
+                     if b.get("source_index_name") == expect.index and b.get("name") not in names)
+    if dropped:
+        out.append(f"{where}: Pinecone still holds backups of {expect.index} that no kept VectorIndexBackup has: {dropped}")
+    return out
+
+
+def backup_index_violations(world: World, expects: list[Expect]) -> list[str]:
+    """Across all backups: none in Pinecone that no object accounts for (a duplicate under
+    another name, an orphan of a deleted object), and no index backed up more often than there
+    were objects (or scheduled minutes) to back it up."""
+    accounted = {e.backup for e in expects if e.kind == BACKUP and (e.live or e.kept is not False)}
+    scheduled = {e.index for e in expects if e.kind == SCHEDULE}  # schedule_violations looks at those
+    allowed: dict[str, int] = {}
+    for e in expects:
+        if e.kind == BACKUP:
+            allowed[e.index or ""] = allowed.get(e.index or "", 0) + 1
+        elif e.kind == SCHEDULE:
+            allowed[e.index or ""] = allowed.get(e.index or "", 0) + len(_scheduled(world, e))
+    out = [f"backup {b.get('name')} ({b.get('backup_id')}) of index {b.get('source_index_name')}: exists, but no "
+           "VectorIndexBackup should have it (a duplicate or an orphan)"
+           for b in world.pinecone_backups if b.get("name") not in accounted and b.get("source_index_name") not in scheduled]
+    made: dict[str, int] = {}
+    for entry in world.requests:
+        if entry["operation"] == "create_backup" and _succeeded(entry):
+            made[entry["index"]] = made.get(entry["index"], 0) + 1
+    out += [f"index {index}: backed up {count} times for {allowed.get(index, 0)} VectorIndexBackups (a duplicate backup)"
+            for index, count in sorted(made.items()) if count > allowed.get(index, 0)]
+    return out
+
+
+def restore_violations(world: World, expects: list[Expect]) -> list[str]:
+    """Each live restored index was made by exactly one restore job, which completed."""
+    out = []
+    for e in expects:
+        if e.kind != VI or not e.restored or not e.live:
+            continue
+        jobs = [j for j in world.restore_jobs if j.get("target_index_name") == (e.index or e.name)]
+        if len(jobs) != 1:
+            out.append(f"VectorIndex {e.name}: {len(jobs)} restore jobs made its index, expected exactly 1")
+        elif jobs[0].get("status") != "Completed":
+            out.append(f"VectorIndex {e.name}: its restore job {jobs[0].get('restore_job_id')} is {jobs[0].get('status')}")
+    return out
+
+
 def violations(world: World, expects: list[Expect]) -> list[str]:
+    checks = {VI: vectorindex_violations, JOB: job_violations, BACKUP: backup_violations, SCHEDULE: schedule_violations}
     out: list[str] = []
     for expect in expects:
-        out += vectorindex_violations(world, expect) if expect.kind == VI else job_violations(world, expect)
+        out += checks[expect.kind](world, expect)
     out += index_violations(world, expects)
+    out += backup_index_violations(world, expects)
+    out += restore_violations(world, expects)
     out += orphan_violations(world)
     if world.stray_processes:
         out.append(f"pod processes outlived their pods: {world.stray_processes}")
@@ -199,8 +359,39 @@ def summary(expects: list[Expect]) -> dict[str, Any]:
     for e in expects:
         if e.kind == VI:
             end = "live" if e.live else {True: "deleted, index kept", False: "deleted with its index", None: "deleted"}[e.kept]
+            end += ", restored from a backup" if e.restored else ""
+        elif e.kind == BACKUP:
+            end = "live" if e.live else {True: "deleted, backup retained", False: "deleted with its backup", None: "deleted"}[e.kept]
+        elif e.kind == SCHEDULE:
+            end = "live"
         else:
             end = e.phase if e.live else "deleted"
         key = f"{e.kind}: {end}"
         counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def backup_summary(world: World, expects: list[Expect]) -> dict[str, Any]:
+    """Backups and restores of the run, for the result: objects by how they ended, what Pinecone
+    was asked to make and holds at the end, and the restored indexes with their records."""
+    backups = [e for e in expects if e.kind == BACKUP]
+    scheduled = {e.name: _scheduled(world, e) for e in expects if e.kind == SCHEDULE}
+    restored = [e for e in expects if e.kind == VI and e.restored]
+    made = sum(1 for entry in world.requests if entry["operation"] == "create_backup" and _succeeded(entry))
+    return {
+        "backups": {
+            "objects": len(backups),
+            "kept": sum(1 for e in backups if e.live),
+            "deletedWithBackup": sum(1 for e in backups if not e.live and e.kept is False),
+            "deletedBackupRetained": sum(1 for e in backups if not e.live and e.kept is True),
+            "scheduled": sum(len(minutes) for minutes in scheduled.values()),
+            "scheduledKept": sum(len(_schedule_backups(world, name)) for name in scheduled),
+            "madeInPinecone": made,
+            "inPineconeAtEnd": len(world.pinecone_backups),
+        },
+        "restores": {
+            "indexes": len(restored),
+            "records": sum(e.records or 0 for e in restored),
+            "restoreJobs": len(world.restore_jobs),
+        },
+    }

@@ -58,6 +58,9 @@ def _chaos_totals(chaos: list[dict[str, Any]]) -> dict[str, Any]:
         "violations": sum(len(r["violations"]) for r in chaos),
         "stalls": sum(len(r["stalls"]) for r in chaos),
         "chaosSeconds": round(sum(r["seconds"]["chaos"] for r in chaos), 1),
+        # Results written before the backup lifecycles came have none.
+        "backups": sum(r.get("backups", {}).get("objects", 0) + r.get("backups", {}).get("scheduled", 0) for r in chaos),
+        "restores": sum(r.get("restores", {}).get("indexes", 0) for r in chaos),
     }
 
 

@@ -25,3 +25,9 @@ def test_a_stall_or_a_violation_fails_the_summary(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps(chaos(2, violations=["y"])))
     assert main(["summary", str(tmp_path)]) == 1
     assert json.loads((tmp_path / "summary.json").read_text())["operatorChaos"]["violations"] == 1
+
+
+def test_backups_and_restores_are_totalled_and_older_results_count_none():
+    newer = {**chaos(2), "backups": {"objects": 75, "scheduled": 3}, "restores": {"indexes": 15}}
+    out = summarise([chaos(1), newer])["operatorChaos"]
+    assert (out["backups"], out["restores"]) == (78, 15)
