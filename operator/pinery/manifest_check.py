@@ -209,7 +209,9 @@ def _resource_problems(res: ResourceInfo, obj: dict) -> list[FieldError]:
     name = meta.get("name") if isinstance(meta.get("name"), str) else None  # else already reported
     if res.metadata_problems is not None and isinstance(defaulted.get("spec"), dict):
         problems += res.metadata_problems(name, defaulted["spec"])
-    return sorted(set(problems), key=lambda p: p.path)
+    # Without duplicates, in the order found within one path: a set's order changes with the
+    # process's string hashing, and `pinery validate` must print the same in every run.
+    return sorted(dict.fromkeys(problems), key=lambda p: p.path)
 
 
 def _model_problems(res: ResourceInfo, spec: dict) -> list[FieldError]:

@@ -234,6 +234,8 @@ def _without_trainer_problems(trainer: dict) -> dict:
             trainer.pop("globalBatchSize")
         elif path == "optim.warmupSteps":
             trainer["optim"].pop("warmupSteps")
+        elif path == "fsdp.shardGroupSize":  # set without strategy hybrid
+            trainer["fsdp"].pop("shardGroupSize")
     assert not TrainerConfig.model_validate(trainer, context={"problems": []}).problems(), trainer
     return trainer
 
@@ -258,6 +260,7 @@ def fsdpjob_specs(draw, overrides: Overrides | None = None) -> dict:
         top = elastic.get("maxNodes", spec["numNodes"])
         spec["numNodes"] = min(max(spec["numNodes"], elastic["minNodes"]), top)
         elastic["minNodes"] = min(elastic["minNodes"], spec["numNodes"])
+    _fit_shard_group(spec)
     gang = spec.get("gang")
     if gang is not None:  # each scheduler's own setting only
         if gang["scheduler"] != "coscheduling":
@@ -274,6 +277,19 @@ def fsdpjob_specs(draw, overrides: Overrides | None = None) -> dict:
                 mounts.append({**mount, "name": draw(st.sampled_from(names))})
         template["volumeMounts"] = mounts
     return spec
+
+
+def _fit_shard_group(spec: dict) -> None:
+    """A hybrid shard group must divide every world size (FSDPJobSpec._shard_group_problems): one
+    that does not is dropped, leaving the default (one node's processes), which always does."""
+    fsdp = spec.get("trainer", {}).get("fsdp", {})
+    nproc = spec.get("nprocPerNode", "auto")
+    if "shardGroupSize" not in fsdp or not isinstance(nproc, int):
+        return
+    elastic = spec.get("elastic")
+    nodes = [spec["numNodes"]] if elastic is None else range(elastic["minNodes"], elastic.get("maxNodes", spec["numNodes"]) + 1)
+    if any((n * nproc) % fsdp["shardGroupSize"] for n in nodes):
+        del fsdp["shardGroupSize"]
 
 
 def _reserved_env(name: str) -> bool:

@@ -144,6 +144,7 @@ def test_min_resources_are_what_the_first_min_member_pods_request(nodes, resourc
 @pytest.mark.parametrize("value, text", [
     ("0.5", "500m"), ("2", "2"), ("1024", "1Ki"), ("1536", "1536"), ("3221225472", "3Gi"), ("0.0000015", "1500n"),
     ("0.000001", "1u"), ("1e-10", "1n"), ("1000", "1k"), ("2000000000", "2G"), ("16", "16"), ("1048576000", "1000Mi"),
+    ("1E5000", "1e5000"), ("2.5e40", "25e39"),  # a valid quantity (an int32 exponent) too long to write out
 ])
 def test_format_quantity_is_exact_and_valid(value, text):
     assert format_quantity(Decimal(value)) == text

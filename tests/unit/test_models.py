@@ -127,6 +127,8 @@ def test_nproc_per_node_rejects_everything_else(nproc):
         ({"masterPort": 70000}, "masterPort"),
         ({"shmSize": "lots"}, "not a Kubernetes quantity"),
         ({"resources": {"limits": {"cpu": "2x"}}}, "not a Kubernetes quantity"),
+        # apimachinery's parser takes only an integer exponent (suffix.go `interpret`)
+        ({"resources": {"limits": {"memory": "1e2.5"}}}, "not a Kubernetes quantity"),
         ({"nonRetryableExitCodes": [0]}, "nonRetryableExitCodes"),
         ({"checkpoint": {"volumeClaimName": "ckpt", "path": "relative"}}, "checkpoint.path"),
         ({"trainer": {"steps": 5, "optim": {"warmupSteps": 10}}}, "optim.warmupSteps: must not exceed steps (5)"),

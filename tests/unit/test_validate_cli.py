@@ -1,5 +1,6 @@
 """`pinery validate`: valid, invalid and malformed input, through the real CLI."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -212,3 +213,16 @@ def test_custom_resource_definitions_are_checked_as_kube_apiserver_checks_them()
         "CustomResourceDefinition/fsdpjobs.pinery.dev: spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: "
         "must not specify anything other than name and generateName, but metadata is implicitly specified",
     ]
+
+
+def test_problems_come_in_the_same_order_in_every_process(tmp_path):
+    # Three problems on metadata.name: their order once followed the process's string hashing.
+    path = tmp_path / "long.yaml"
+    path.write_text(vi(SERVERLESS + "\ndimension: 8", name="x" * 260))
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        result = subprocess.run([sys.executable, "-m", "pinery", "validate", "-f", str(path)], capture_output=True,
+                                text=True, cwd=REPO_ROOT, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert result.returncode == 1 and result.stderr.count("metadata.name") == 3, result.stderr
+        outputs.add(result.stderr)
+    assert len(outputs) == 1

@@ -86,11 +86,15 @@ def report_problems(problems: list[FieldError], info: ValidationInfo | None) -> 
 
 # --- Kubernetes value types -------------------------------------------------------------
 
-# resource.Quantity as the Kubernetes API server's own schema writes it, without the sign: every
-# quantity pinery takes (resources, shared memory) must not be negative.
+# resource.Quantity as the Kubernetes API server's own schema writes it, without the sign (every
+# quantity pinery takes, resources and shared memory, must not be negative) and with an integer
+# exponent: the schema's pattern allows "1e2.5", but apimachinery's parser refuses it
+# (pkg/api/resource/suffix.go `interpret` reads the exponent with strconv.ParseInt, and
+# quantity.go `parseQuantityString` returns ErrFormatWrong on anything after its digits), so a
+# pod carrying it would be refused.
 QUANTITY_PATTERN = (
     r"^\+?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
-    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?[0-9]+))?$"
 )
 _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
 

@@ -96,6 +96,9 @@ def format_quantity(value: Decimal) -> str:
     if value < 0:
         raise ValueError(f"{value} is negative")
     if value == value.to_integral_value():
+        _sign, digits, exponent = value.normalize().as_tuple()
+        if isinstance(exponent, int) and exponent > 18:  # beyond E: mantissa and exponent, not 5000 digits
+            return f"{''.join(map(str, digits))}e{exponent}"
         whole = int(value)
         forms = [str(whole)] + [f"{whole // factor}{suffix}" for suffix, factor in _SUFFIXES if whole >= factor and whole % factor == 0]
         return min(forms, key=len)  # the shortest: 64Gi, 2G, 16
