@@ -26,7 +26,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 import aiohttp
 
@@ -204,6 +204,17 @@ async def until(predicate: Callable[[], bool], timeout: float, what: str, interv
     return time.monotonic()
 
 
+async def until_async(read: Callable[[], Awaitable[Any]], check: Callable[[Any], bool], timeout: float, what: str,
+                      interval: float = 0.5) -> float:
+    """`until` for a state read with a request: `check(await read())`, every `interval` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check(await read()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(interval)
+    return time.monotonic()
+
+
 async def quiet(counts: Callable[[], dict[str, int]], seconds: float, timeout: float) -> float:
     """Wait until no request has been counted for `seconds` (at most `timeout`); how long it took."""
     started = time.monotonic()
@@ -229,9 +240,9 @@ class OperatorProcess:
         return cls(argv, stage.operator_env(**settings), log_path)
 
     @classmethod
-    def floor(cls, stage: Stage, log_path: Path, mode: str) -> "OperatorProcess":
+    def floor(cls, stage: Stage, log_path: Path, mode: str, **settings: Any) -> "OperatorProcess":
         argv = [sys.executable, str(Path(__file__).parent / "floor_operator.py"), mode, "--kubeconfig", str(stage.kubeconfig)]
-        return cls(argv, stage.operator_env(), log_path)
+        return cls(argv, stage.operator_env(**settings), log_path)
 
     def __enter__(self) -> "OperatorProcess":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -40,5 +40,5 @@ class Services:
                                      on_call=metrics.pinecone_call, timeout=pinecone_timeout),
             metrics=metrics,
             vectorindex_timing=timing or Timing(),
-            fsdpjob_timing=fsdpjob_timing or JobTiming(),
+            fsdpjob_timing=fsdpjob_timing or JobTiming(progress=settings.fsdpjob_progress_seconds),
         )

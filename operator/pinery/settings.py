@@ -30,6 +30,8 @@ class OperatorSettings:
     pinecone_host: str = ""
     # Seconds between drift-repair sweeps of VectorIndexes.
     resync_seconds: float = 300.0
+    # Seconds between reads of a running FSDPJob's progress (rank 0's new log lines).
+    fsdpjob_progress_seconds: float = 30.0
     # Most Pinecone API calls in flight at once.
     pinecone_concurrency: int = 8
     # Identifies this cluster in the ownership tags of the Pinecone indexes it creates.

@@ -174,6 +174,7 @@ def test_schema_accepts_every_value_set(name):
         ({"metrics": {"port": 70000}}, "/metrics/port"),
         ({"metrics": {"serviceMonitor": {"interval": "soon"}}}, "/metrics/serviceMonitor/interval"),
         ({"resyncSeconds": 0}, "/resyncSeconds"),
+        ({"fsdpjobProgressSeconds": 0}, "/fsdpjobProgressSeconds"),
         ({"runAsUser": 0}, "/runAsUser"),
         ({"replica": 2}, "additional properties 'replica'"),
         ({"ha": {"enable": True}}, "additional properties 'enable'"),

@@ -131,6 +131,26 @@ def test_retry_after_holds_even_a_woken_loop():
     assert t.sleeps[2] == (5.0, True) and len(calls) == 3
 
 
+def test_a_wake_during_a_hold_reaches_the_next_pass():
+    # The next pass may plan on what the last one read unless woken: a wake-up that came while
+    # Retry-After held it must not be lost when the pass clears the event.
+    loop, t, stopped = make()
+    seen: list[bool] = []
+
+    def held() -> float:
+        loop.hold_for(30.0)
+        return 1.0
+
+    def record() -> float:
+        seen.append(loop.woken)
+        return 5.0
+
+    one_pass, _ = passes(held, record)
+    t.during[1] = loop.wake.set
+    run(loop, one_pass, stopped)
+    assert seen == [True]
+
+
 @pytest.mark.parametrize(
     "read, events, woken",
     [

@@ -27,6 +27,10 @@ class JobTiming:
     progress: float = 30.0
     # How long a settled job sleeps when nothing wakes it.
     idle: float = 60.0
+    # How long a pass may plan on the last settled pass's view of the job and its children
+    # (handlers/fsdpjob.py Snapshot) when no watch event woke it: the Service and the
+    # ConfigMap, which no watch covers, are read again at least this often.
+    resync: float = 600.0
     # Retries after a failed pass: doubling from retry_first, capped.
     retry_first: float = 2.0
     retry_max: float = 60.0

@@ -225,12 +225,14 @@ class Kube:
         return string_data.get(key)
 
     async def pod_log(self, namespace: str, name: str, container: str | None = None, tail_lines: int | None = None,
-                      timestamps: bool = False) -> str:
+                      timestamps: bool = False, since_time: str | None = None) -> str:
         query: dict[str, Any] = {}
         if container:
             query["container"] = container
         if tail_lines is not None:
             query["tailLines"] = tail_lines
+        if since_time is not None:
+            query["sinceTime"] = since_time
         if timestamps:
             query["timestamps"] = "true"
         return await self._run_text("GET", path_for("Pod", namespace, name, "log"), query=query)

@@ -1,18 +1,25 @@
 """FSDPJob handlers: one daemon per job runs the reconcile loop; pod events wake it.
 
-Each pass reads the job, its pods, Service and ConfigMap fresh from the API (never Kopf's
-cached body: the restart protocol needs to see its own status writes), asks
-`pinery.fsdpjob.plan` what to do, and applies the Plan's steps in order. The planner takes some
-transitions in steps (children created, then Created; Succeeded, then its TTL), so a pass plans
-again on what its own writes returned, until the plan is idle, instead of waiting for the watch
-events of those writes and reading everything again. The loop then sleeps until the plan's
-requeue time or until something it did not write itself changes: a pod, or the job's spec.
+A pass reads the job, its pods, Service and ConfigMap from the API (never Kopf's cached body:
+the restart protocol needs to see its own status writes), asks `pinery.fsdpjob.plan` what to
+do, and applies the Plan's steps in order. The planner takes some transitions in steps
+(children created, then Created; Succeeded, then its TTL), so a pass plans again on what its
+own writes returned, until the plan is idle, instead of waiting for the watch events of those
+writes and reading everything again. The loop then sleeps until the plan's requeue time or
+until something it did not write itself changes: a pod, or the job's spec.
+
+A settled pass leaves a `Snapshot` of what it planned on, updated with its writes' answers; the
+next pass plans on it instead of reading, unless a wake-up came (so the snapshot may be stale),
+the pass failed or did not settle, or `JobTiming.resync` has passed. So a running job costs a
+read of rank 0's new log lines and, when they moved, a status write per progress interval, and
+a finished job nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -24,6 +31,7 @@ from pinery.fsdpjob import kueue, log_tail, progress_from_logs, stall_policy
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob.gang import KIND_KEYS
 from pinery.fsdpjob.gauges import job_gauges
+from pinery.fsdpjob.log_cursor import TAIL_LINES, LogCursor
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.observe import view_pod
 from pinery.fsdpjob.plan import Plan
@@ -32,9 +40,6 @@ from pinery.handlers.object_loop import ObjectLoop
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"
-# Lines of rank 0's log read for progress each pass. (The loop's clocks are in
-# `services.fsdpjob_timing`.)
-LOG_TAIL_LINES = 200
 # Plans one pass may apply on the answers to its own writes before it reads everything again.
 MAX_ROUNDS = 4
 
@@ -159,8 +164,28 @@ def refused(exc: KubeError) -> bool:
     return 400 <= exc.status < 500 and exc.status not in (409, 429)
 
 
+@dataclass
+class Snapshot:
+    """The job and its children as the last settled pass left them: what it read, updated with
+    the answers to its own writes. The next pass plans on it instead of reading them again
+    unless something woke the daemon (a pod, the spec), the last pass failed or did not
+    settle, or it is older than `resync` (what no watch covers: the Service, the ConfigMap)."""
+
+    job: dict[str, Any]
+    pods: list[dict[str, Any]]
+    service: dict[str, Any] | None
+    config_map: dict[str, Any] | None
+    taken_at: float
+
+
+def rank0_uid(name: str, pods: list[dict[str, Any]]) -> str | None:
+    rank0 = pod_name(name, 0)
+    return next((p["metadata"].get("uid") for p in pods if p["metadata"]["name"] == rank0), None)
+
+
 class JobLoop:
-    """One job's passes, run by its `ObjectLoop`; keeps the refused creations between them."""
+    """One job's passes, run by its `ObjectLoop`; keeps the refused creations, the snapshot of
+    the last settled pass and the place in rank 0's log between them."""
 
     def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None):
         self.namespace, self.name = namespace, name
@@ -170,9 +195,12 @@ class JobLoop:
         # Creations the API server refused in the last pass: `Kind/name` -> its message.
         self.refused: dict[str, str] = {}
         self.refusals = 0
+        self.snapshot: Snapshot | None = None
+        self.cursor = LogCursor()
 
     def failed(self, exc: Exception) -> float:
         """A pass failed (an API error, the API server unreachable, or a bug): try again later."""
+        self.snapshot = None
         delay = self.loop.failed(self.services.fsdpjob_timing.retry)
         self.logger.warning(
             "reconcile of FSDPJob %s/%s failed: %s; retrying in %.0fs", self.namespace, self.name, exc, delay,
@@ -194,23 +222,37 @@ class JobLoop:
         self.refusals = 0
         return delay
 
+    def reusable(self) -> Snapshot | None:
+        """The last snapshot, when this pass may plan on it rather than read."""
+        snapshot, self.snapshot = self.snapshot, None
+        if snapshot is None or self.loop.woken:
+            return None
+        if time.monotonic() - snapshot.taken_at > self.services.fsdpjob_timing.resync:
+            return None
+        return snapshot
+
     async def reconcile(self) -> float | None:
         kube, namespace, name = self.services.kube, self.namespace, self.name
-        job = await kube.get("FSDPJob", namespace, name)
-        if job is None or job["metadata"].get("deletionTimestamp"):
-            return None  # the children go with it (ownerReferences)
+        snapshot = self.reusable()
+        if snapshot is not None:
+            job, pods, service, config_map = snapshot.job, snapshot.pods, snapshot.service, snapshot.config_map
+        else:
+            found = await kube.get("FSDPJob", namespace, name)
+            if found is None or found["metadata"].get("deletionTimestamp"):
+                return None  # the children go with it (ownerReferences)
+            job = found
+            pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
+            service = await kube.get("Service", namespace, service_name(name))
+            config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
         self.wakeups.queue_label(namespace, name, kueue.queue_name(job), read=True)
         read = job
-        pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
-        service = await kube.get("Service", namespace, service_name(name))
-        config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
         queue = await read_queue(kube, job)
         pod_groups = await read_pod_groups(kube, job)
         # The watchdog decides on the step: read it now, not after the plan as otherwise.
         fresh = stall_policy.watching(job)
         if fresh:
-            job = await refresh_progress(job, job.get("status") or {}, self.services) or job
+            job = await self.refresh_progress(job, job.get("status") or {}, pods) or job
         failure_logs = await read_failure_logs(kube, job, pods)
         cluster_nodes = None
         for _ in range(MAX_ROUNDS):
@@ -230,15 +272,15 @@ class JobLoop:
             self.services.metrics.job_phase(namespace, name, result.status.get("phase"))
             if result.delete_job:
                 return None
-            if result.idle or result.delete_pods or applied.refused or not (applied.job or applied.created):
-                # Settled; or pods are going (their events wake the daemon); or a creation was
-                # refused (retried with backoff); or nothing was written that would change the plan.
-                break
             # What the next pass would read, from the answers to this one's writes.
             job = applied.job or job
             pods = _replaced(pods, applied.created.get("Pod", []))
             service = _newest(applied.created.get("Service"), service)
             config_map = _newest(applied.created.get("ConfigMap"), config_map)
+            if result.idle or result.delete_pods or applied.refused or not (applied.job or applied.created):
+                # Settled; or pods are going (their events wake the daemon); or a creation was
+                # refused (retried with backoff); or nothing was written that would change the plan.
+                break
             queue.workload = applied.workload or _newest(applied.created.get("Workload"), queue.workload)
             if pod_groups is not None:
                 pod_groups = _replaced(pod_groups, applied.created.get("PodGroup", []))
@@ -247,10 +289,47 @@ class JobLoop:
         if fresh:
             progress = (result.status or {}).get("progress")  # read before the plan (the watchdog)
         else:
-            progress = await update_progress(read, result, self.services)
+            patched = await self.update_progress(read, result, pods)
+            job = patched or job
+            progress = (job.get("status") or {}).get("progress") if patched else (result.status or {}).get("progress")
+        if result.idle and not applied.refused:
+            # Planned on what is now true of the job and its children: the next pass, if
+            # nothing wakes the daemon first, may plan on it again.
+            self.snapshot = Snapshot(job, pods, service, config_map, time.monotonic())
         published = {**result.status, "progress": progress} if progress is not None else result.status
         self.services.metrics.job_gauges(namespace, name, job_gauges(published, job.get("spec")))
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
+
+    async def update_progress(self, job: dict, result: Plan, pods: list[dict[str, Any]]) -> dict | None:
+        """Read rank 0's new log lines and publish the trainer's progress (pods need no API
+        access); the job as patched, or None when nothing changed."""
+        phase = result.status.get("phase")
+        if phase not in ("Running", "Succeeded", "Restarting"):
+            return None
+        if phase == "Succeeded" and (job.get("status") or {}).get("phase") == "Succeeded":
+            return None  # the last lines were read when the job succeeded
+        return await self.refresh_progress(job, result.status, pods)
+
+    async def refresh_progress(self, job: dict, status: dict, pods: list[dict[str, Any]]) -> dict | None:
+        """Read rank 0's log since the last read into status.progress; the job as patched, or
+        None when nothing changed."""
+        namespace, name = self.namespace, self.name
+        uid = rank0_uid(name, pods)
+        try:
+            text = await self.services.kube.pod_log(
+                namespace, pod_name(name, 0), container=TRAINER_CONTAINER, tail_lines=TAIL_LINES, timestamps=True,
+                since_time=self.cursor.since_time(uid),
+            )
+        except KubeError:
+            return None  # no pod or no log yet
+        self.cursor.advance(uid, text)
+        previous = status.get("progress")
+        progress = progress_from_logs(text, datetime.now(timezone.utc), previous=previous)
+        if progress is None or progress == previous:
+            return None
+        patched: dict = await self.services.kube.merge_patch(
+            "FSDPJob", namespace, name, {"status": {"progress": progress}}, subresource="status")
+        return patched
 
 
 @dataclass
@@ -403,35 +482,3 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
             logger.info("deleting FSDPJob %s/%s: ttlSecondsAfterFinished has passed", namespace, name)
             await kube.delete("FSDPJob", namespace, name, propagation="Background")
     return applied
-
-
-async def update_progress(job: dict, result: Plan, services: Services) -> dict | None:
-    """Read rank 0's log tail and publish the trainer's progress (pods need no API access);
-    returns status.progress as it now is."""
-    previous = result.status.get("progress")
-    phase = result.status.get("phase")
-    if phase not in ("Running", "Succeeded", "Restarting"):
-        return previous
-    if phase == "Succeeded" and (job.get("status") or {}).get("phase") == "Succeeded":
-        return previous  # the last lines were read when the job succeeded
-    patched = await refresh_progress(job, result.status, services)
-    if patched is None:
-        return previous
-    return (patched.get("status") or {}).get("progress", previous)
-
-
-async def refresh_progress(job: dict, status: dict, services: Services) -> dict | None:
-    """Read rank 0's log tail into status.progress; the job as patched, or None when nothing changed."""
-    namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
-    try:
-        text = await services.kube.pod_log(
-            namespace, pod_name(name, 0), container=TRAINER_CONTAINER, tail_lines=LOG_TAIL_LINES, timestamps=True
-        )
-    except KubeError:
-        return None  # no pod or no log yet
-    previous = status.get("progress")
-    progress = progress_from_logs(text, datetime.now(timezone.utc), previous=previous)
-    if progress is None or progress == previous:
-        return None
-    patched: dict = await services.kube.merge_patch("FSDPJob", namespace, name, {"status": {"progress": progress}}, subresource="status")
-    return patched

@@ -74,7 +74,7 @@ class ObjectLoop:
         self.generations = Generations()
         self.failures = 0  # consecutive failed passes
         self.not_before = 0.0  # monotonic time before which no pass runs (Retry-After)
-        self.woken = False  # the last sleep was cut short by a wake-up
+        self.woken = False  # the last sleep was cut short by a wake-up (or one came after it)
         self._monotonic, self._sleep = monotonic, sleep
         self._rng = rng or random.Random()
 
@@ -120,6 +120,9 @@ class ObjectLoop:
             if hold > 0:  # woken early, but Retry-After still holds
                 await self._sleep(asyncio.Event(), stopped, hold)
                 continue
+            # A wake-up that came after the sleep (during a Retry-After hold, say) counts too:
+            # a pass that plans on what it read before must know of it before it is cleared.
+            self.woken = self.woken or self.wake.is_set()
             self.wake.clear()
             try:
                 delay = await one_pass()

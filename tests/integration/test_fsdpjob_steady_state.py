@@ -1,0 +1,83 @@
+"""What a settled FSDPJob costs the API server between changes: a running job's pass reads only
+rank 0's new log lines (`sinceTime`) and writes progress when it moved; a finished job's passes
+send nothing. Any change the daemon did not make (a pod, the spec) still brings a full read.
+
+Requests are counted by the control plane itself, by verb and resource; watches (the test
+kubelet re-watches every second, Kopf's streams) are left out."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Iterator
+
+import pytest
+
+from pinery.local.podrunner import crilog
+from tests.support import fsdpjob as h
+from tests.support.waiting import wait_for
+
+
+@pytest.fixture
+def op(plane, ns, kubelet) -> Iterator[h.Operator]:
+    operator = h.new_operator(plane, ns)
+    # passes every 0.3 s while running and when settled, to see many in a short test
+    operator.services.fsdpjob_timing = replace(operator.services.fsdpjob_timing, progress=0.3, idle=0.3)
+    operator.start()
+    try:
+        yield operator
+    finally:
+        operator.stop()
+
+
+def counts(plane) -> dict[str, int]:
+    return {k: n for k, n in plane.server.request_counts().items() if not k.startswith("watch ")}
+
+
+def requests_over(plane, op, passes: int) -> dict[str, int]:
+    """The requests sent while the operator makes `passes` more passes."""
+    before, start = counts(plane), op.passes()
+    wait_for(lambda: op.passes() >= start + passes, timeout=30, interval=0.05, what=f"{passes} passes")
+    after = counts(plane)
+    return {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
+
+
+def say(plane, ns: str, job: str, line: str) -> None:
+    log = plane.server.logs_dir / ns / f"{job}-node-0" / "trainer.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as fh:
+        fh.write(crilog.record("stdout", line + "\n", time.time_ns()))
+
+
+def test_a_running_job_reads_only_new_log_lines_and_writes_only_progress(plane, ns, kubelet, op):
+    h.create_job(plane, ns, "steady", numNodes=2)
+    kubelet.wait_pods("steady", 2)
+    kubelet.run_all("steady", 2)
+    op.wait_phase("steady", "Running")
+    say(plane, ns, "steady", '{"event": "progress", "step": 10, "totalSteps": 100}')
+    op.wait("steady", lambda j: (h.status(j).get("progress") or {}).get("step") == 10, what="step 10")
+
+    quiet = requests_over(plane, op, 6)
+    assert set(quiet) == {"get pods/log"}, quiet  # nothing new in the log: nothing written
+    assert quiet["get pods/log"] <= 7
+
+    say(plane, ns, "steady", '{"event": "progress", "step": 20, "totalSteps": 100}')
+    job = op.wait("steady", lambda j: h.status(j)["progress"]["step"] == 20, what="step 20")
+    assert job["status"]["progress"]["totalSteps"] == 100
+    assert set(requests_over(plane, op, 4)) == {"get pods/log"}
+
+    # A change the daemon did not make wakes it for a full read: rank 1 fails, the gang restarts.
+    kubelet.exit("steady", 1, 3)
+    op.wait("steady", lambda j: h.status(j).get("restarts") == 1, what="the gang restart")
+
+
+def test_a_finished_jobs_passes_send_nothing(plane, ns, kubelet, op):
+    h.create_job(plane, ns, "done", numNodes=2)
+    kubelet.wait_pods("done", 2)
+    kubelet.run_all("done", 2)
+    op.wait_phase("done", "Running")
+    kubelet.exit("done", 0, 0)
+    kubelet.exit("done", 1, 0)
+    op.wait_phase("done", "Succeeded")
+    requests_over(plane, op, 2)  # the passes that record the end
+    assert requests_over(plane, op, 6) == {}
