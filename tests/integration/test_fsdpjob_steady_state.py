@@ -81,3 +81,16 @@ def test_a_finished_jobs_passes_send_nothing(plane, ns, kubelet, op):
     op.wait_phase("done", "Succeeded")
     requests_over(plane, op, 2)  # the passes that record the end
     assert requests_over(plane, op, 6) == {}
+    # nor when a running job's resync would be due: a finished one has no use for it
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, resync=0.5)
+    assert requests_over(plane, op, 6) == {}
+
+
+def test_a_running_job_reads_everything_again_once_its_snapshot_is_older_than_resync(plane, ns, kubelet, op):
+    h.create_job(plane, ns, "resync", numNodes=2)
+    kubelet.wait_pods("resync", 2)
+    kubelet.run_all("resync", 2)
+    op.wait_phase("resync", "Running")
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, resync=0.5)
+    seen = requests_over(plane, op, 8)
+    assert {"get fsdpjobs", "list pods", "get services", "get configmaps"} <= set(seen), seen

@@ -10,7 +10,7 @@ until something it did not write itself changes: a pod, or the job's spec.
 
 A settled pass leaves a `Snapshot` of what it planned on, updated with its writes' answers; the
 next pass plans on it instead of reading, unless a wake-up came (so the snapshot may be stale),
-the pass failed or did not settle, or `JobTiming.resync` has passed. So a running job costs a
+the pass failed or did not settle, or `JobTiming.resync` has passed on a job not finished. So a running job costs a
 read of rank 0's new log lines and, when they moved, a status write per progress interval, and
 a finished job nothing.
 """
@@ -40,6 +40,7 @@ from pinery.handlers.object_loop import ObjectLoop
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"
+FINISHED = ("Succeeded", "Failed")
 # Plans one pass may apply on the answers to its own writes before it reads everything again.
 MAX_ROUNDS = 4
 
@@ -169,7 +170,8 @@ class Snapshot:
     """The job and its children as the last settled pass left them: what it read, updated with
     the answers to its own writes. The next pass plans on it instead of reading them again
     unless something woke the daemon (a pod, the spec), the last pass failed or did not
-    settle, or it is older than `resync` (what no watch covers: the Service, the ConfigMap)."""
+    settle, or, while the job is not finished, it is older than `resync` (what no watch
+    covers: the Service, the ConfigMap)."""
 
     job: dict[str, Any]
     pods: list[dict[str, Any]]
@@ -227,8 +229,9 @@ class JobLoop:
         snapshot, self.snapshot = self.snapshot, None
         if snapshot is None or self.loop.woken:
             return None
-        if time.monotonic() - snapshot.taken_at > self.services.fsdpjob_timing.resync:
-            return None
+        finished = (snapshot.job.get("status") or {}).get("phase") in FINISHED
+        if not finished and time.monotonic() - snapshot.taken_at > self.services.fsdpjob_timing.resync:
+            return None  # a finished job has no use for its Service or ConfigMap: no resync
         return snapshot
 
     async def reconcile(self) -> float | None:
