@@ -245,8 +245,7 @@ class JobLoop:
                 return None  # the children go with it (ownerReferences)
             job = found
             pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
-            service = await kube.get("Service", namespace, service_name(name))
-            config_map = await kube.get("ConfigMap", namespace, config_map_name(name))
+            service, config_map = await read_service_and_config_map(kube, job, pods)
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
         self.wakeups.queue_label(namespace, name, kueue.queue_name(job), read=True)
         read = job
@@ -351,6 +350,20 @@ class Queue:
         if not self.under_kueue:
             return {}
         return {"workload": self.workload, "flavors": self.flavors, "kueue_served": self.served, "priority": self.priority}
+
+
+async def read_service_and_config_map(kube: Any, job: dict, pods: list[dict[str, Any]]) -> tuple[dict | None, dict | None]:
+    """The job's Service and ConfigMap; (None, None) unread for a job that has neither a status
+    nor pods. A pass writes the status before it creates anything (docs/fsdpjob.md "The restart
+    protocol"), so such a job has no children of pinery's making; one left by something else
+    (a job of the same name before it, a status lost with `kubectl replace`) makes the create
+    fail with 409, and the next pass reads everything."""
+    meta = job["metadata"]
+    if not job.get("status") and not pods:
+        return None, None
+    service = await kube.get("Service", meta["namespace"], service_name(meta["name"]))
+    config_map = await kube.get("ConfigMap", meta["namespace"], config_map_name(meta["name"]))
+    return service, config_map
 
 
 async def read_queue(kube: Any, job: dict) -> Queue:
