@@ -180,6 +180,15 @@ class Snapshot:
     taken_at: float
 
 
+def _lean(obj: Any) -> Any:
+    """The object without metadata.managedFields, which no plan reads and which is often half of
+    it: a snapshot is kept for as long as the job stays settled."""
+    meta = (obj or {}).get("metadata") or {}
+    if "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+
+
 def rank0_uid(name: str, pods: list[dict[str, Any]]) -> str | None:
     rank0 = pod_name(name, 0)
     return next((p["metadata"].get("uid") for p in pods if p["metadata"]["name"] == rank0), None)
@@ -297,7 +306,7 @@ class JobLoop:
         if result.idle and not applied.refused:
             # Planned on what is now true of the job and its children: the next pass, if
             # nothing wakes the daemon first, may plan on it again.
-            self.snapshot = Snapshot(job, pods, service, config_map, time.monotonic())
+            self.snapshot = Snapshot(_lean(job), [_lean(p) for p in pods], _lean(service), _lean(config_map), time.monotonic())
         published = {**result.status, "progress": progress} if progress is not None else result.status
         self.services.metrics.job_gauges(namespace, name, job_gauges(published, job.get("spec")))
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
