@@ -39,6 +39,17 @@ def test_fsdpjob_convergence(tmp_path):
     assert results["floor"]["burst"]["requests_by_kind_per_job"]["patch fsdpjobs/status"] == 1.0
 
 
+def test_fsdpjob_steady_state(tmp_path):
+    results = run_benchmark("fsdpjob_steady_state.py", tmp_path / "steady.json", "--jobs", "2", "--progress", "2",
+                            "--window", "6", "--timeout", "60")
+    assert results["floor_requests_per_job_per_minute"] == 60.0  # a log read and a status write every 2 s
+    for operator in ("pinery", "floor"):
+        running = results[operator]["running"]["requests_by_kind_per_job_per_minute"]
+        assert running.get("get pods/log", 0) > 0, running
+        assert set(running) <= {"get pods/log", "patch fsdpjobs/status"}, running  # nothing but progress
+    assert results["pinery"]["finished"]["requests_per_job_per_minute"] == 0.0
+
+
 def test_vectorindex_convergence(tmp_path):
     results = run_benchmark("vectorindex_convergence.py", tmp_path / "vi.json", "--single", "1", "--burst", "3",
                             "--ready-delay", "0.5", "--resync", "4", "--timeout", "60")

@@ -10,9 +10,9 @@ until something it did not write itself changes: a pod, or the job's spec.
 
 A settled pass leaves a `Snapshot` of what it planned on, updated with its writes' answers; the
 next pass plans on it instead of reading, unless a wake-up came (so the snapshot may be stale),
-the pass failed or did not settle, or `JobTiming.resync` has passed on a job not finished. So a running job costs a
-read of rank 0's new log lines and, when they moved, a status write per progress interval, and
-a finished job nothing.
+the pass failed or did not settle, or `JobTiming.resync` has passed on a job not finished. So a
+running job costs a read of rank 0's new log lines and, when they moved, a status write per
+progress interval, and a finished job nothing.
 """
 
 from __future__ import annotations
