@@ -18,8 +18,10 @@ progress interval, and a finished job nothing.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -165,24 +167,37 @@ def refused(exc: KubeError) -> bool:
     return 400 <= exc.status < 500 and exc.status not in (409, 429)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Snapshot:
     """The job and its children as the last settled pass left them: what it read, updated with
     the answers to its own writes. The next pass plans on it instead of reading them again
     unless something woke the daemon (a pod, the spec), the last pass failed or did not
     settle, or, while the job is not finished, it is older than `resync` (what no watch
-    covers: the Service, the ConfigMap)."""
+    covers: the Service, the ConfigMap).
 
-    job: dict[str, Any]
-    pods: list[dict[str, Any]]
-    service: dict[str, Any] | None
-    config_map: dict[str, Any] | None
+    Kept as compressed JSON: as decoded objects a 2-node job's came to about 48 KiB of live
+    memory (benchmarks/operator_memory.py --trace), held for as long as the job stays settled;
+    compressed, a few KiB, and each pass that uses it decodes its own copy."""
+
+    blob: bytes
+    phase: str | None
     taken_at: float
+
+    @classmethod
+    def take(cls, job: dict[str, Any], pods: list[dict[str, Any]], service: dict[str, Any] | None,
+             config_map: dict[str, Any] | None) -> "Snapshot":
+        objects = [_lean(job), [_lean(p) for p in pods], _lean(service), _lean(config_map)]
+        blob = zlib.compress(json.dumps(objects, separators=(",", ":")).encode(), 1)
+        return cls(blob, (job.get("status") or {}).get("phase"), time.monotonic())
+
+    def open(self) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None, dict[str, Any] | None]:
+        job, pods, service, config_map = json.loads(zlib.decompress(self.blob))
+        return job, pods, service, config_map
 
 
 def _lean(obj: Any) -> Any:
     """The object without metadata.managedFields, which no plan reads and which is often half of
-    it: a snapshot is kept for as long as the job stays settled."""
+    it."""
     meta = (obj or {}).get("metadata") or {}
     if "managedFields" not in meta:
         return obj
@@ -238,7 +253,7 @@ class JobLoop:
         snapshot, self.snapshot = self.snapshot, None
         if snapshot is None or self.loop.woken:
             return None
-        finished = (snapshot.job.get("status") or {}).get("phase") in FINISHED
+        finished = snapshot.phase in FINISHED
         if not finished and time.monotonic() - snapshot.taken_at > self.services.fsdpjob_timing.resync:
             return None  # a finished job has no use for its Service or ConfigMap: no resync
         return snapshot
@@ -247,7 +262,7 @@ class JobLoop:
         kube, namespace, name = self.services.kube, self.namespace, self.name
         snapshot = self.reusable()
         if snapshot is not None:
-            job, pods, service, config_map = snapshot.job, snapshot.pods, snapshot.service, snapshot.config_map
+            job, pods, service, config_map = snapshot.open()
         else:
             found = await kube.get("FSDPJob", namespace, name)
             if found is None or found["metadata"].get("deletionTimestamp"):
@@ -306,7 +321,7 @@ class JobLoop:
         if result.idle and not applied.refused:
             # Planned on what is now true of the job and its children: the next pass, if
             # nothing wakes the daemon first, may plan on it again.
-            self.snapshot = Snapshot(_lean(job), [_lean(p) for p in pods], _lean(service), _lean(config_map), time.monotonic())
+            self.snapshot = Snapshot.take(job, pods, service, config_map)
         published = {**result.status, "progress": progress} if progress is not None else result.status
         self.services.metrics.job_gauges(namespace, name, job_gauges(published, job.get("spec")))
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle

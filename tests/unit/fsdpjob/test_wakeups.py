@@ -87,3 +87,20 @@ def test_a_changed_queue_name_label_wakes_it_though_labels_keep_the_generation()
     assert not woken(w)
     w.queue_label("ns", "job", None)  # removed
     assert woken(w)
+
+
+def test_a_snapshot_gives_back_what_it_took_without_managed_fields_each_time_a_fresh_copy():
+    from pinery.handlers.fsdpjob import Snapshot
+
+    managed = [{"manager": "kopf", "operation": "Update"}]
+    job = {"metadata": {"name": "job", "managedFields": managed}, "status": {"phase": "Running"}}
+    pod = {"metadata": {"name": "job-node-0", "uid": "u", "managedFields": managed}, "spec": {"nodeName": "n"}}
+    snapshot = Snapshot.take(job, [pod], None, {"metadata": {"name": "job-trainer"}})
+    assert snapshot.phase == "Running"
+    first = snapshot.open()
+    assert first == ({"metadata": {"name": "job"}, "status": {"phase": "Running"}},
+                     [{"metadata": {"name": "job-node-0", "uid": "u"}, "spec": {"nodeName": "n"}}],
+                     None, {"metadata": {"name": "job-trainer"}})
+    first[0]["status"]["phase"] = "changed by a plan"
+    assert snapshot.open()[0]["status"]["phase"] == "Running"
+    assert job["metadata"]["managedFields"] == managed  # the objects taken are left as they were
