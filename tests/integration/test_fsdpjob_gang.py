@@ -65,8 +65,10 @@ def test_coscheduling_group_comes_first_gates_the_pods_explains_the_wait_and_fol
         assert pod["metadata"]["labels"][COSCHEDULING_LABEL] == "train-0"
         assert pod["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
     # every pod was created after its group (the server's resourceVersions are ordered)
+    # (the kubelet's history follows its watch, which may not have shown the second ADDED yet)
+    wait_for(lambda: len(kubelet.created("train")) == 2, what="both ADDED events")
     created = kubelet.created("train")
-    assert len(created) == 2 and min(r.resource_version for r in created) > int(group["metadata"]["resourceVersion"])
+    assert min(r.resource_version for r in created) > int(group["metadata"]["resourceVersion"])
 
     sched.reconcile("train-0")  # "" -> Pending
     waiting = op.wait("train", lambda j: h.status(j).get("podGroup", {}).get("phase") == "Pending", what="the Pending group observed")

@@ -97,7 +97,11 @@ def test_a_schedule_makes_backups_on_time_keeps_what_retention_says_and_can_be_s
 
     metrics = w.operator.metrics()
     made = [line for line in metrics.splitlines() if line.startswith('pinery_backups_made_total{namespace="default",schedule="catalog-nightly"}')]
-    assert made and float(made[0].split()[-1]) >= 4
+    # Each of the two kept became Ready; an older one may have fallen out of retention (and been
+    # deleted) before its backup was ready, so not every one of the four need count.
+    assert made and 2 <= float(made[0].split()[-1]) <= len(made_events(w, "catalog-nightly"))
+    assert not [line for line in metrics.splitlines()
+                if line.startswith('pinery_backups_failed_total{namespace="default",schedule="catalog-nightly"}') and not line.endswith(" 0.0")]
     assert 'pinery_backup_schedule_last_success_timestamp_seconds{namespace="default",schedule="catalog-nightly"}' in metrics
 
     # suspended: no new backups over two more scheduled times
