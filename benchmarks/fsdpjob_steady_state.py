@@ -22,12 +22,12 @@ import asyncio
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import harness
 
+from pinery.api.conditions import now_rfc3339
 from pinery.fsdpjob.naming import TRAINER_CONTAINER, pod_name
 from pinery.local.podrunner import crilog
 
@@ -41,14 +41,10 @@ def job_body(name: str, nodes: int) -> dict:
             "spec": {"numNodes": nodes, "nprocPerNode": 1, "command": ["python", "train.py"]}}
 
 
-def stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def pod_status(state: dict, phase: str) -> dict:
     container = {"name": TRAINER_CONTAINER, "image": "trainer", "imageID": "", "ready": "running" in state,
                  "restartCount": 0, "started": "running" in state, "state": state, "lastState": {}}
-    return {"status": {"phase": phase, "startTime": stamp(), "containerStatuses": [container]}}
+    return {"status": {"phase": phase, "startTime": now_rfc3339(), "containerStatuses": [container]}}
 
 
 def per_job_minute(counts: dict[str, int], jobs: int, seconds: float) -> float:
@@ -118,7 +114,7 @@ async def measure(operator: str, state_dir: Path, jobs: int, nodes: int, progres
             for name in names:
                 await stage.client.call("create job", "POST", f"{harness.GROUP_PATH}/namespaces/{NAMESPACE}/{PLURAL}", job_body(name, nodes))
             await harness.until(lambda: all(stage.commits.when("pods", NAMESPACE, p) for p in kubelet.pods()), timeout, "every pod")
-            await kubelet.set_all(pod_status({"running": {"startedAt": stamp()}}, "Running"))
+            await kubelet.set_all(pod_status({"running": {"startedAt": now_rfc3339()}}, "Running"))
             stop = asyncio.Event()
             talking = asyncio.ensure_future(kubelet.talk(stop))
             try:
@@ -138,7 +134,7 @@ async def measure(operator: str, state_dir: Path, jobs: int, nodes: int, progres
                             "operator_cpu_seconds": round(running_cpu, 2)},
             }
             if operator == "pinery":
-                now = stamp()
+                now = now_rfc3339()
                 await kubelet.set_all(pod_status({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}},
                                                  "Succeeded"))
                 await harness.until_async(lambda: phases(stage), lambda p: p.count("Succeeded") == jobs, timeout, "every job Succeeded")
