@@ -42,6 +42,13 @@ def requests_over(plane, op, passes: int) -> dict[str, int]:
     return {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
 
 
+def settle(plane, op) -> None:
+    """Wait until two passes in a row read only the log. The pods' last events can reach Kopf's
+    watch after the job shows Running (more so on a loaded machine); each wakes the daemon for a
+    full read, which must not straddle a counting window."""
+    wait_for(lambda: set(requests_over(plane, op, 2)) <= {"get pods/log"}, timeout=60, interval=0, what="a quiet pass")
+
+
 def say(plane, ns: str, job: str, line: str) -> None:
     log = plane.server.logs_dir / ns / f"{job}-node-0" / "trainer.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -57,6 +64,7 @@ def test_a_running_job_reads_only_new_log_lines_and_writes_only_progress(plane, 
     say(plane, ns, "steady", '{"event": "progress", "step": 10, "totalSteps": 100}')
     op.wait("steady", lambda j: (h.status(j).get("progress") or {}).get("step") == 10, what="step 10")
 
+    settle(plane, op)
     quiet = requests_over(plane, op, 6)
     assert set(quiet) == {"get pods/log"}, quiet  # nothing new in the log: nothing written
     assert quiet["get pods/log"] <= 7
