@@ -69,15 +69,16 @@ class ObjectLoop:
     failures in a row and the Retry-After hold."""
 
     def __init__(self, *, monotonic: Callable[[], float] = time.monotonic, sleep: Sleep = sleep_until_woken,
-                 rng: Any = None) -> None:
+                 rng: Optional[random.Random] = None) -> None:
         self.wake = asyncio.Event()
         self.generations = Generations()
         self.failures = 0  # consecutive failed passes
         self.not_before = 0.0  # monotonic time before which no pass runs (Retry-After)
         self.woken = False  # the last sleep was cut short by a wake-up (or one came after it)
         self._monotonic, self._sleep = monotonic, sleep
-        # the random module's shared generator: one of its own costs each loop 2.5 KiB (traced)
-        self._rng = rng or random
+        # by default the random module's shared generator, as `jitter`'s: one of its own costs
+        # each loop 2.5 KiB (traced)
+        self._rng: Any = rng or random
 
     # --- waking ---------------------------------------------------------------------------
 
