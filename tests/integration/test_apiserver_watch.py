@@ -187,3 +187,51 @@ def test_hung_up_watches_are_released(control_plane):
     for stream in streams:
         stream.close()
     wait_for(lambda: hub.watcher_count() == 0, what="the watchers released")
+
+
+def test_a_client_resuming_from_each_watch_s_last_version_misses_nothing(tmp_path: Path):
+    """A kubelet or informer resumes each watch from the last resourceVersion it got, a
+    BOOKMARK's included. So a bookmark may never carry a version past an event the watch has not
+    sent yet: upstream's cacher dispatches bookmarks through the same ordered channel as the
+    events (staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go, dispatchEvents), and a
+    watch that ends at its deadline first sends what it holds. Short watches end while a writer
+    keeps creating objects; every object is seen once, in order."""
+    with running_control_plane(tmp_path) as cluster:
+        path = "/api/v1/namespaces/default/configmaps"
+        since = current_rv(cluster, path)
+        created: list[str] = []
+        writing = threading.Event()
+
+        def write() -> None:
+            i = 0
+            while not writing.is_set():
+                name = f"w{i:05d}"
+                if cluster.http("POST", path, json=configmap(name)).status_code == 201:
+                    created.append(name)
+                i += 1
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        seen: list[str] = []
+        versions: list[int] = []
+        rv = since
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline or not writing.is_set():
+            if time.monotonic() >= deadline:
+                writing.set()
+                writer.join(10)
+            params = {"watch": "true", "resourceVersion": str(rv), "timeoutSeconds": "1", "allowWatchBookmarks": "true"}
+            with cluster.http("GET", path, params=params, stream=True, timeout=10) as response:
+                for line in response.iter_lines():
+                    if not line:
+                        continue
+                    event = json.loads(line)
+                    rv = int(event["object"]["metadata"]["resourceVersion"])
+                    versions.append(rv)
+                    if event["type"] == "ADDED":
+                        seen.append(event["object"]["metadata"]["name"])
+            if writing.is_set():
+                break
+        assert len(created) > 50
+        assert seen == created
+        assert versions == sorted(versions)

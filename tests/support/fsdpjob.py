@@ -291,9 +291,10 @@ class TestKubelet:
                             continue
                         event = json.loads(line)
                         obj = event["object"]
-                        rv = obj["metadata"].get("resourceVersion", rv)
                         if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
                             self._on_pod(event["type"], obj)
+                        # after handling: an event whose handling failed comes again
+                        rv = obj["metadata"].get("resourceVersion", rv)
                         if self._stop.is_set():
                             return
             except Exception:  # the server stopping at the end of a module

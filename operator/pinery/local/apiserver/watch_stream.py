@@ -140,8 +140,9 @@ async def serve_watch(
         while not watcher.closed:
             now = loop.time()
             if now >= deadline:
-                if bookmarks:
-                    await response.write(bookmark(rtype, store.rv))
+                # What the watcher holds goes out first: a bookmark past an unsent event would
+                # make a client resuming from it miss that event.
+                await response.write(b"".join(_drain_then_bookmark(watcher, rtype, table, store.rv if bookmarks else None)))
                 break
             if watcher.queue.empty():
                 wake = min(deadline, next_bookmark) if bookmarks else deadline
@@ -149,7 +150,7 @@ async def serve_watch(
                     item = await asyncio.wait_for(watcher.queue.get(), max(0.0, wake - now))
                 except asyncio.TimeoutError:
                     if bookmarks and loop.time() >= next_bookmark:
-                        await response.write(bookmark(rtype, store.rv))
+                        await response.write(b"".join(_drain_then_bookmark(watcher, rtype, table, store.rv)))
                         next_bookmark = loop.time() + settings.bookmark_interval
                     continue
                 if item is None:
@@ -169,6 +170,18 @@ async def serve_watch(
     except (ConnectionResetError, ConnectionError):
         pass
     return response
+
+
+def _drain_then_bookmark(watcher: Watcher, rtype: ResourceType, table: TableMaker | None, rv: int | None) -> list[bytes]:
+    """The events the watcher holds, then a bookmark at `rv` (None: none). Every event up to the
+    store's resourceVersion was offered to the watcher when it was committed, so with no await
+    between reading `rv` and draining, the bookmark passes no event this watch has not sent:
+    upstream's cacher orders its bookmarks with the events the same way (cacher.go,
+    dispatchEvents)."""
+    chunks = _drain(watcher, rtype, table)
+    if rv is not None:
+        chunks.append(bookmark(rtype, rv))
+    return chunks
 
 
 def _drain(watcher: Watcher, rtype: ResourceType, table: TableMaker | None) -> list[bytes]:
