@@ -35,6 +35,7 @@ from pinery.fsdpjob.children import build_children
 from pinery.fsdpjob.log_cursor import TAIL_LINES, LogCursor
 from pinery.fsdpjob.naming import TRAINER_CONTAINER, JobRef, pod_name
 from pinery.gateways.kube import KubeError
+from pinery.kopf_connections import bounded_session, connection_limit
 from pinery.runtime import configure_logging, connection_info, kopf_settings, operator_kwargs
 from pinery.services import Services
 from pinery.settings import OperatorSettings
@@ -44,8 +45,10 @@ def registry_for(mode: str, services: Services) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
 
     @kopf.on.login(registry=registry)
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        return connection_info(services.kube.api_client.configuration)
+    async def login(**_: Any) -> kopf.AiohttpSession:
+        # Kopf's client bounded as pinery's is (pinery.kopf_connections)
+        info = connection_info(services.kube.api_client.configuration)
+        return bounded_session(info, connection_limit(services.settings.namespaces))
 
     if mode in ("fsdpjob", "steady"):
         @kopf.on.create(GROUP, VERSION, "fsdpjobs", registry=registry)

@@ -15,17 +15,24 @@ import threading
 import tracemalloc
 
 TOP = 15
+# Frames kept per allocation ($BENCHMARK_TRACE_FRAMES): more than 1 adds the largest call paths to
+# the report, at a cost in memory and time of its own.
+FRAMES = int(os.environ.get("BENCHMARK_TRACE_FRAMES", "1"))
 
 
 def dump(*_: object) -> None:
     gc.collect()
     current, peak = tracemalloc.get_traced_memory()
-    lines = tracemalloc.take_snapshot().statistics("lineno")[:TOP]
+    snapshot = tracemalloc.take_snapshot()
+    lines = snapshot.statistics("lineno")[:TOP]
     report = {
         "traced_mb": round(current / 2**20, 1),
         "traced_peak_mb": round(peak / 2**20, 1),
         "top": [{"where": str(s.traceback), "mb": round(s.size / 2**20, 2), "blocks": s.count} for s in lines],
     }
+    if FRAMES > 1:  # who called what allocated: the largest call paths, innermost frame last
+        report["paths"] = [{"mb": round(s.size / 2**20, 2), "blocks": s.count, "frames": s.traceback.format()}
+                           for s in snapshot.statistics("traceback")[:TOP]]
     out = os.environ["BENCHMARK_TRACE_OUT"]
     with open(out + ".tmp", "w") as f:
         json.dump(report, f)
@@ -33,7 +40,7 @@ def dump(*_: object) -> None:
 
 
 if __name__ == "__main__":
-    tracemalloc.start()
+    tracemalloc.start(FRAMES)
     # The report is made in a thread of its own, not in the signal handler: the handler runs in
     # the main thread between two bytecodes of whatever it interrupted, and the collection it
     # starts can run finalizers that wait for a lock the interrupted code holds (an HTTP client's

@@ -12,6 +12,7 @@ import kopf
 
 from pinery.api.base import FINALIZER
 from pinery.handlers import register_all
+from pinery.kopf_connections import bounded_session, connection_limit
 from pinery.services import Services
 from pinery.settings import OperatorSettings
 
@@ -44,9 +45,11 @@ def build_registry(services: Services) -> kopf.OperatorRegistry:
     register_all(registry, services)
 
     @kopf.on.login(id="build_registry.<locals>.pinery_login", registry=registry)  # the implicit id, kept
-    def pinery_login(**_: Any) -> kopf.ConnectionInfo:
-        # One source of credentials: the same configuration the operator's own client uses.
-        return connection_info(services.kube.api_client.configuration)
+    async def pinery_login(**_: Any) -> kopf.AiohttpSession:
+        # One source of credentials: the same configuration the operator's own client uses;
+        # async, so that the session is made in the operator's loop.
+        info = connection_info(services.kube.api_client.configuration)
+        return bounded_session(info, connection_limit(services.settings.namespaces))
 
     return registry
 
