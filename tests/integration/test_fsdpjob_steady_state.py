@@ -1,6 +1,7 @@
-"""What a settled FSDPJob costs the API server between changes: a running job's pass reads only
-rank 0's new log lines (`sinceTime`) and writes progress when it moved; a finished job's passes
-send nothing. Any change the daemon did not make (a pod, the spec) still brings a full read.
+"""What an FSDPJob costs the API server between changes: a running job's pass reads only rank
+0's new log lines (`sinceTime`) and writes progress when it moved; a finished job settles and
+keeps no daemon (pinery.fsdpjob.settling). Any change the daemon did not make (a pod, the spec)
+still brings a full read.
 
 Requests are counted by the control plane itself, by verb and resource; watches (the test
 kubelet re-watches every second, Kopf's streams) are left out."""
@@ -79,7 +80,7 @@ def test_a_running_job_reads_only_new_log_lines_and_writes_only_progress(plane, 
     op.wait("steady", lambda j: h.status(j).get("restarts") == 1, what="the gang restart")
 
 
-def test_a_finished_jobs_passes_send_nothing(plane, ns, kubelet, op):
+def test_a_finished_job_settles_keeps_no_daemon_and_wakes_on_a_spec_change(plane, ns, kubelet, op):
     h.create_job(plane, ns, "done", numNodes=2)
     kubelet.wait_pods("done", 2)
     kubelet.run_all("done", 2)
@@ -87,11 +88,19 @@ def test_a_finished_jobs_passes_send_nothing(plane, ns, kubelet, op):
     kubelet.exit("done", 0, 0)
     kubelet.exit("done", 1, 0)
     op.wait_phase("done", "Succeeded")
-    requests_over(plane, op, 2)  # the passes that record the end
-    assert requests_over(plane, op, 6) == {}
-    # nor when a running job's resync would be due: a finished one has no use for it
-    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, resync=0.5)
-    assert requests_over(plane, op, 6) == {}
+    job = op.wait("done", lambda j: h.status(j).get("settledGeneration") == j["metadata"]["generation"], what="settled")
+    assert h.status(job)["phase"] == "Succeeded" and len(kubelet.pods("done")) == 2  # finished pods stay for their logs
+    # Kopf stops the daemon and, with no handler needing it, drops its finalizer.
+    wait_for(lambda: "pinery.dev/finalizer" not in (h.get_job(plane, ns, "done")["metadata"].get("finalizers") or []),
+             timeout=30, what="the finalizer dropped")
+    # No daemon: no pass at all, where a live one would pass every 0.3 s (op's idle), and no request.
+    time.sleep(1.0)  # the finalizer's own event
+    passes, before = op.passes(), counts(plane)
+    time.sleep(3.0)
+    assert op.passes() == passes and counts(plane) == before
+    # A new generation spawns the daemon again: a ttlSecondsAfterFinished set after the end applies.
+    h.patch_job(plane, ns, "done", {"ttlSecondsAfterFinished": 1})
+    wait_for(lambda: h.get_job(plane, ns, "done") is None, timeout=30, what="the job deleted by its new ttl")
 
 
 def test_a_running_job_reads_everything_again_once_its_snapshot_is_older_than_resync(plane, ns, kubelet, op):

@@ -682,6 +682,12 @@ class FSDPJobStatus(ApiModel):
         None, json_schema_extra={"format": "date-time"}, description="When the job succeeded or failed."
     )
     observed_generation: Optional[int] = Field(None, ge=0, description="The metadata.generation the operator last acted on.")
+    settled_generation: Optional[int] = Field(
+        None, ge=0,
+        description="Set when the job has finished and the operator has nothing left to do for it (its pods stopped, its "
+                    "Workload released, no ttlSecondsAfterFinished to wait for): the metadata.generation it settled at. "
+                    "The operator keeps no task for a settled job; a new generation wakes it again.",
+    )
 
 
 SPEC_RULES = (

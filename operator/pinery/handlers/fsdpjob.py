@@ -29,7 +29,7 @@ from typing import Any
 import kopf
 
 from pinery.api.base import GROUP, VERSION
-from pinery.fsdpjob import kueue, log_tail, progress_from_logs, stall_policy
+from pinery.fsdpjob import kueue, log_tail, progress_from_logs, settling, stall_policy
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob.gang import KIND_KEYS
 from pinery.fsdpjob.gauges import job_gauges
@@ -37,12 +37,12 @@ from pinery.fsdpjob.log_cursor import TAIL_LINES, LogCursor
 from pinery.fsdpjob.naming import LABEL_JOB, TRAINER_CONTAINER, config_map_name, pod_name, service_name
 from pinery.fsdpjob.observe import view_pod
 from pinery.fsdpjob.plan import Plan
+from pinery.fsdpjob.settling import FINISHED
 from pinery.gateways.kube import KubeError
 from pinery.handlers.object_loop import ObjectLoop
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"
-FINISHED = ("Succeeded", "Failed")
 # Plans one pass may apply on the answers to its own writes before it reads everything again.
 MAX_ROUNDS = 4
 
@@ -112,17 +112,26 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     # Handler ids are explicit, and equal to the ids Kopf derived from the functions'
     # __qualname__ before (kopf.get_callable_id), under which it keeps its progress in the
     # objects' annotations: existing jobs keep working. Never change them.
-    @kopf.daemon(*resource, id="register.<locals>.fsdpjob_daemon", registry=registry, cancellation_timeout=5.0)
+    # No daemon for a settled job (pinery.fsdpjob.settling): Kopf stops it when the filter turns
+    # false and spawns it again when a new generation turns it true.
+    @kopf.daemon(*resource, id="register.<locals>.fsdpjob_daemon", registry=registry, cancellation_timeout=5.0,
+                 when=lambda status, meta, **_: settling.daemon_wanted(status, meta))
     async def fsdpjob_daemon(namespace, name, stopped, logger, **_):
         job = JobLoop(namespace, name, services, logger, wakeups)
         try:
             await job.loop.run(job.step, stopped, on_error=job.failed)
         finally:
             wakeups.forget(namespace, name)
-            services.metrics.forget_job(namespace, name)
+            if stopped.reason != kopf.DaemonStoppingReason.FILTERS_MISMATCH:
+                services.metrics.forget_job(namespace, name)  # settled: its last gauges stay
 
     @kopf.on.event(*resource, id="register.<locals>.fsdpjob_event", registry=registry)
-    async def fsdpjob_event(namespace, name, meta, **_):
+    async def fsdpjob_event(type, namespace, name, meta, status, **_):
+        if type == "DELETED":
+            services.metrics.forget_job(namespace, name)
+            return
+        # every job's phase, a settled one's too, which has no daemon to count it
+        services.metrics.job_phase(namespace, name, (status or {}).get("phase"))
         wakeups.job_changed(namespace, name, meta.get("generation"))
         wakeups.queue_label(namespace, name, (meta.get("labels") or {}).get(kueue.QUEUE_LABEL))
 
@@ -319,12 +328,26 @@ class JobLoop:
             job = patched or job
             progress = (job.get("status") or {}).get("progress") if patched else (result.status or {}).get("progress")
         if result.idle and not applied.refused:
+            job = await self.settle(job, result, pods) or job
             # Planned on what is now true of the job and its children: the next pass, if
             # nothing wakes the daemon first, may plan on it again.
             self.snapshot = Snapshot.take(job, pods, service, config_map)
         published = {**result.status, "progress": progress} if progress is not None else result.status
         self.services.metrics.job_gauges(namespace, name, job_gauges(published, job.get("spec")))
         return result.requeue_after if result.requeue_after is not None else self.services.fsdpjob_timing.idle
+
+    async def settle(self, job: dict, result: Plan, pods: list[dict[str, Any]]) -> dict | None:
+        """Write status.settledGeneration when this pass left the job settled (settling.at_rest);
+        the job as patched, or None. The event of the write stops the daemon."""
+        generation = job["metadata"].get("generation") or 0
+        if (job.get("status") or {}).get("settledGeneration") == generation:
+            return None
+        if not settling.at_rest(result.status.get("phase"), result.idle, result.requeue_after, bool(self.refused),
+                                [view_pod(p) for p in pods]):
+            return None
+        patched: dict = await self.services.kube.merge_patch(
+            "FSDPJob", self.namespace, self.name, {"status": {"settledGeneration": generation}}, subresource="status")
+        return patched
 
     async def update_progress(self, job: dict, result: Plan, pods: list[dict[str, Any]]) -> dict | None:
         """Read rank 0's new log lines and publish the trainer's progress (pods need no API
