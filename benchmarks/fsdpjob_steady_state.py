@@ -9,8 +9,9 @@ control plane: `--jobs` FSDPJobs of `--nodes` pods are created, this script play
 (it marks every pod Running and appends a progress line to each rank 0's log every few
 seconds), and once all have run for a warm-up, the requests the control plane serves in a
 `--window` are counted, by verb and resource, watches left out. Then every pod exits 0 and,
-once pinery has recorded each job as Succeeded, a second window measures finished jobs (the
-floor has nothing to do for them: 0).
+once pinery has recorded each job as Succeeded and settled it (its daemon ends: the count of
+daemons ended is recorded), a second window measures finished jobs (the floor has nothing to do
+for them: 0).
 
 Both run with the same progress interval (`--progress`, PINERY_FSDPJOB_PROGRESS_SECONDS).
 Writes `benchmarks/results/fsdpjob_steady_state.json`.
@@ -99,6 +100,17 @@ async def phases(stage: harness.Stage) -> list[str]:
     return [(item.get("status") or {}).get("phase", "") for item in listing["items"]]
 
 
+async def settled(stage: harness.Stage) -> int:
+    """Jobs pinery has settled (pinery.fsdpjob.settling): status.settledGeneration is their generation."""
+    listing = await stage.client.call("list jobs", "GET", f"{harness.GROUP_PATH}/namespaces/{NAMESPACE}/{PLURAL}")
+    return sum(1 for item in listing["items"]
+               if (item.get("status") or {}).get("settledGeneration") == item["metadata"].get("generation"))
+
+
+# Kopf's line for a daemon that ended (stopped by its filter once the job settled).
+DAEMON_ENDED = "Daemon 'register.<locals>.fsdpjob_daemon' succeeded"
+
+
 async def measure(operator: str, state_dir: Path, jobs: int, nodes: int, progress: float, seconds: float,
                   timeout: float) -> dict[str, Any]:
     async with harness.Stage(state_dir, watched=(PLURAL, "pods")) as stage:
@@ -138,7 +150,9 @@ async def measure(operator: str, state_dir: Path, jobs: int, nodes: int, progres
                 await kubelet.set_all(pod_status({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}},
                                                  "Succeeded"))
                 await harness.until_async(lambda: phases(stage), lambda p: p.count("Succeeded") == jobs, timeout, "every job Succeeded")
+                await harness.until_async(lambda: settled(stage), lambda n: n == jobs, timeout, "every job settled")
                 await harness.quiet(lambda: requests(stage), 2.0, 60)
+                result["daemons_ended_when_settled"] = log.read_text(errors="replace").count(DAEMON_ENDED)
                 cpu = proc.cpu_seconds()
                 finished = await window(stage, seconds)
                 result["finished"] = {"requests_per_job_per_minute": per_job_minute(finished, jobs, seconds),
