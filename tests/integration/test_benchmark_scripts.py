@@ -48,6 +48,7 @@ def test_fsdpjob_steady_state(tmp_path):
         assert running.get("get pods/log", 0) > 0, running
         assert set(running) <= {"get pods/log", "patch fsdpjobs/status"}, running  # nothing but progress
     assert results["pinery"]["finished"]["requests_per_job_per_minute"] == 0.0
+    assert results["pinery"]["daemons_ended_when_settled"] == 2  # settled: no task left for either job
 
 
 def test_vectorindex_convergence(tmp_path):
@@ -70,6 +71,7 @@ def test_operator_memory(tmp_path):
         assert r["objects"] == 6
         assert 0 < r["idle_rss_mb"] <= r["peak_rss_mb"] and r["rss_mb_after_hold"] > 0
         assert "kib_per_object" in r and r["converged_seconds"] >= 0
+        assert r["restarted_rss_mb"] > 0 and "restarted_kib_per_object" in r  # the operator started again over them
 
 
 def test_operator_memory_traced(tmp_path):
