@@ -24,7 +24,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 import kopf
 
@@ -116,8 +116,9 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     # false and spawns it again when a new generation turns it true.
     @kopf.daemon(*resource, id="register.<locals>.fsdpjob_daemon", registry=registry, cancellation_timeout=5.0,
                  when=lambda status, meta, **_: settling.daemon_wanted(status, meta))
-    async def fsdpjob_daemon(namespace, name, stopped, logger, **_):
-        job = JobLoop(namespace, name, services, logger, wakeups)
+    async def fsdpjob_daemon(namespace, name, stopped, logger, **kwargs):
+        pods_seen = kwargs["fsdpjob_pods"]  # the index below, by its id
+        job = JobLoop(namespace, name, services, logger, wakeups, has_pods=lambda: (namespace, name) in pods_seen)
         try:
             await job.loop.run(job.step, stopped, on_error=job.failed)
         finally:
@@ -146,6 +147,13 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             wakeups.wake(namespace, owner["name"])
         if owners and meta.get("deletionTimestamp") and kueue.FINALIZER in (meta.get("finalizers") or []):
             await release_orphan(services.kube, namespace, name, meta, owners[0])
+
+    # Which jobs have pods, by the watch: a new job with none skips its first pod list. Kopf
+    # fills every index from the initial listings before any handler or daemon runs
+    # (kopf/_core/reactor/processing.py, `process_resource_event`: `operator_indexed.wait_for`).
+    @kopf.index("", "v1", "pods", id="fsdpjob_pods", labels={LABEL_JOB: kopf.PRESENT}, registry=registry)
+    def fsdpjob_pods(namespace, name, labels, **_):
+        return {(namespace, labels[LABEL_JOB]): name}
 
     @kopf.on.event("", "v1", "pods", id="register.<locals>.fsdpjob_pod_event", labels={LABEL_JOB: kopf.PRESENT},
                    registry=registry)
@@ -222,8 +230,11 @@ class JobLoop:
     """One job's passes, run by its `ObjectLoop`; keeps the refused creations, the snapshot of
     the last settled pass and the place in rank 0's log between them."""
 
-    def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None):
+    def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None,
+                 has_pods: Callable[[], bool] | None = None):
         self.namespace, self.name = namespace, name
+        # Whether the watch has seen pods of this job (the pod index); None: unknown, list them.
+        self.has_pods = has_pods
         self.services, self.logger = services, logger
         self.wakeups = wakeups or Wakeups()
         self.loop = self.wakeups.loop(namespace, name)
@@ -277,7 +288,14 @@ class JobLoop:
             if found is None or found["metadata"].get("deletionTimestamp"):
                 return None  # the children go with it (ownerReferences)
             job = found
-            pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
+            if not job.get("status") and self.has_pods is not None and not self.has_pods():
+                # No status: a pass writes it before it creates anything (the restart protocol),
+                # so no pod is of pinery's making; and the watch shows none of anyone's (one
+                # from a status lost to `kubectl replace` is listed: its attempt label is the
+                # witness of the restarts that status held).
+                pods = []
+            else:
+                pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
             service, config_map = await read_service_and_config_map(kube, job, pods)
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
         self.wakeups.queue_label(namespace, name, kueue.queue_name(job), read=True)
