@@ -1,7 +1,8 @@
 """FSDPJob handlers: one daemon per job runs the reconcile loop; pod events wake it.
 
 A pass reads the job, its pods, Service and ConfigMap from the API (never Kopf's cached body:
-the restart protocol needs to see its own status writes), asks `pinery.fsdpjob.plan` what to
+the restart protocol needs to see its own status writes; a job without status has none of them
+to read, unless the pod index shows pods), asks `pinery.fsdpjob.plan` what to
 do, and applies the Plan's steps in order. The planner takes some transitions in steps
 (children created, then Created; Succeeded, then its TTL), so a pass plans again on what its
 own writes returned, until the plan is idle, instead of waiting for the watch events of those
