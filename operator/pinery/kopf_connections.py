@@ -3,9 +3,9 @@
 Kopf's own client (kopf/_cogs/clients/auth.py, `APIContext.__init__`) opens its aiohttp
 connector with `limit=0`: no limit. When a thousand objects start at once, their finalizer
 patches, Event posts and status patches each open a TLS connection side by side, and each open
-TLS connection keeps asyncio's read buffer (`asyncio/sslproto.py`, `SSLProtocol.max_size`,
-256 KiB allocated). Traced at 1,000 objects: 198 connections, 24.8 MiB (docs/performance.md,
-"Operator memory"). A bounded pool queues those requests on a few connections instead, which
+TLS connection keeps asyncio's read buffer (`asyncio/sslproto.py`, `SSLProtocol.get_buffer`: up
+to `max_size`, 256 KiB; 128 KiB each as traced). Traced at 1,000 objects: 198 connections, 24.8
+MiB (docs/performance.md, "Operator memory"). A bounded pool queues those requests on a few connections instead, which
 also spares the API server as many TLS handshakes.
 
 The bound must leave room for Kopf's watch streams, each holding a connection for as long as
