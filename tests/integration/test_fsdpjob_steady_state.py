@@ -80,6 +80,47 @@ def test_a_running_job_reads_only_new_log_lines_and_writes_only_progress(plane, 
     op.wait("steady", lambda j: h.status(j).get("restarts") == 1, what="the gang restart")
 
 
+def test_a_new_job_plans_its_first_pass_on_the_watched_body(plane, ns, kubelet, op):
+    """A new job is neither read nor are its pods listed: the first pass plans on Kopf's body
+    once it shows the finalizer (the wait is long here so that a loaded machine cannot make it
+    read), and its first status write is conditional on that body's resourceVersion."""
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, finalizer_wait=60.0)
+    start = len(op.kube.sent)
+    h.create_job(plane, ns, "fresh", numNodes=2)
+    kubelet.wait_pods("fresh", 2)
+    op.wait("fresh", lambda j: h.condition(j, "Created").get("status") == "True", what="Created")
+    sent = [f"{method} {path}" for method, path in op.kube.sent[start:]]  # pinery's own client; Kopf's are apart
+    # The first pass, up to its last creation: a status write first, then the children, no read.
+    # (The test kubelet binding the pods wakes later passes, which read as usual.)
+    first = sent[:max(i for i, m in enumerate(sent) if m.startswith("POST")) + 1]
+    assert first[0] == f"PATCH {h.jobs_path(ns, 'fresh', 'status')}", sent
+    assert not [m for m in first if m.startswith("GET")], sent
+    assert sorted(m for m in first if m.startswith("POST")) == [  # a command of its own: no trainer ConfigMap
+        f"POST /api/v1/namespaces/{ns}/pods", f"POST /api/v1/namespaces/{ns}/pods", f"POST /api/v1/namespaces/{ns}/services"], sent
+
+
+def test_a_new_job_whose_body_is_stale_is_read_and_nothing_is_written_over(plane, ns, kubelet, op):
+    """The conditional first write: the job's status changes after the watch showed it (another
+    writer, here the test, just before the operator's first status write) and the write is
+    refused (409); the next pass reads the job and plans on what it shows."""
+    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, finalizer_wait=60.0)
+
+    def another_writer() -> None:  # a status the body the first pass planned on does not show
+        response = plane.http("PATCH", h.jobs_path(ns, "racy", "status"), json={"status": {"restarts": 2}},
+                              headers={"Content-Type": "application/merge-patch+json"})
+        assert response.status_code == 200, response.text
+
+    op.kube.before("PATCH", "/fsdpjobs/racy/status", another_writer)
+    start = len(op.kube.sent)
+    h.create_job(plane, ns, "racy", numNodes=2)
+    kubelet.wait_pods("racy", 2)
+    job = op.wait("racy", lambda j: h.condition(j, "Created").get("status") == "True", what="Created")
+    assert h.status(job)["restarts"] == 2  # kept, not written over with the 0 of the stale plan
+    sent = [f"{method} {path}" for method, path in op.kube.sent[start:]]
+    assert f"GET {h.jobs_path(ns, 'racy')}" in sent, sent  # read after the 409
+    assert len(kubelet.created("racy")) == 2
+
+
 def test_a_finished_job_settles_keeps_no_daemon_and_wakes_on_a_spec_change(plane, ns, kubelet, op):
     h.create_job(plane, ns, "done", numNodes=2)
     kubelet.wait_pods("done", 2)

@@ -147,12 +147,23 @@ class GatedKube(Kube):
         self.reached = threading.Event()
         self._cut: tuple[str, str, int] | None = None
         self._seen = 0
+        self._before: tuple[str, str, Callable[[], Any]] | None = None
+        self.sent: list[tuple[str, str]] = []  # (method, path) of every request the operator's client sent
 
     def cut(self, verb: str, fragment: str, nth: int = 1) -> None:
         self._cut, self._seen = (verb, fragment, nth), 0
         self.reached.clear()
 
+    def before(self, verb: str, fragment: str, action: Callable[[], Any]) -> None:
+        """Run `action` (in a thread) just before the next such request is sent, once: another
+        writer getting there first."""
+        self._before = (verb, fragment, action)
+
     async def _run(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        self.sent.append((method, path))
+        if self._before is not None and method == self._before[0] and self._before[1] in path:
+            action, self._before = self._before[2], None
+            await asyncio.to_thread(action)
         if self._cut is not None:
             verb, fragment, nth = self._cut
             if method == verb and fragment in path:

@@ -1,9 +1,10 @@
 """FSDPJob handlers: one daemon per job runs the reconcile loop; pod events wake it.
 
-A pass reads the job, its pods, Service and ConfigMap from the API (never Kopf's cached body:
-the restart protocol needs to see its own status writes; a job without status has none of them
-to read, unless the pod index shows pods), asks `pinery.fsdpjob.plan` what to
-do, and applies the Plan's steps in order. The planner takes some transitions in steps
+A pass reads the job, its pods, Service and ConfigMap from the API (not Kopf's cached body: the
+restart protocol needs to see its own status writes), except the first pass of a new job, which
+plans on Kopf's body with its first status write conditional on that body's resourceVersion
+(`JobLoop.new_job_as_watched`). It asks `pinery.fsdpjob.plan` what to do, and applies the
+Plan's steps in order. The planner takes some transitions in steps
 (children created, then Created; Succeeded, then its TTL), so a pass plans again on what its
 own writes returned, until the plan is idle, instead of waiting for the watch events of those
 writes and reading everything again. The loop then sleeps until the plan's requeue time or
@@ -19,17 +20,18 @@ progress interval, and a finished job nothing.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import time
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import kopf
 
-from pinery.api.base import GROUP, VERSION
+from pinery.api.base import GROUP, VERSION, has_finalizer
 from pinery.fsdpjob import kueue, log_tail, progress_from_logs, settling, stall_policy
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob.gang import KIND_KEYS
@@ -57,6 +59,7 @@ class Wakeups:
         self._loops: dict[tuple[str, str], ObjectLoop] = {}
         self._own: dict[tuple[str, str], dict[str, str | None]] = {}  # pod name -> resourceVersion it was created with
         self._queues: dict[tuple[str, str], str | None] = {}  # the queue-name label the last pass read
+        self._awaiting_finalizer: set[tuple[str, str]] = set()  # new jobs whose first pass waits for Kopf's finalizer
 
     def loop(self, namespace: str, name: str) -> ObjectLoop:
         return self._loops.setdefault((namespace, name), ObjectLoop())
@@ -100,10 +103,20 @@ class Wakeups:
         if self._own.get((namespace, job), {}).get(pod) != resource_version:
             self.wake(namespace, job)
 
+    def await_finalizer(self, namespace: str, name: str) -> None:
+        self._awaiting_finalizer.add((namespace, name))
+
+    def finalizer_seen(self, namespace: str, name: str) -> None:
+        """An event showed Kopf's finalizer on the job: wake a first pass that waits for it."""
+        if (namespace, name) in self._awaiting_finalizer:
+            self._awaiting_finalizer.discard((namespace, name))
+            self.wake(namespace, name)
+
     def forget(self, namespace: str, name: str) -> None:
         self._loops.pop((namespace, name), None)
         self._own.pop((namespace, name), None)
         self._queues.pop((namespace, name), None)
+        self._awaiting_finalizer.discard((namespace, name))
 
 
 def register(registry: kopf.OperatorRegistry, services: Services) -> None:
@@ -117,9 +130,10 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     # false and spawns it again when a new generation turns it true.
     @kopf.daemon(*resource, id="register.<locals>.fsdpjob_daemon", registry=registry, cancellation_timeout=5.0,
                  when=lambda status, meta, **_: settling.daemon_wanted(status, meta))
-    async def fsdpjob_daemon(namespace, name, stopped, logger, **kwargs):
+    async def fsdpjob_daemon(namespace, name, stopped, logger, body, **kwargs):
         pods_seen = kwargs["fsdpjob_pods"]  # the index below, by its id
-        job = JobLoop(namespace, name, services, logger, wakeups, has_pods=lambda: (namespace, name) in pods_seen)
+        job = JobLoop(namespace, name, services, logger, wakeups, has_pods=lambda: (namespace, name) in pods_seen,
+                      watched=body)
         try:
             await job.loop.run(job.step, stopped, on_error=job.failed)
         finally:
@@ -134,6 +148,8 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             return
         # every job's phase, a settled one's too, which has no daemon to count it
         services.metrics.job_phase(namespace, name, (status or {}).get("phase"))
+        if has_finalizer(meta):
+            wakeups.finalizer_seen(namespace, name)
         wakeups.job_changed(namespace, name, meta.get("generation"))
         wakeups.queue_label(namespace, name, (meta.get("labels") or {}).get(kueue.QUEUE_LABEL))
 
@@ -232,10 +248,14 @@ class JobLoop:
     the last settled pass and the place in rank 0's log between them."""
 
     def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None,
-                 has_pods: Callable[[], bool] | None = None):
+                 has_pods: Callable[[], bool] | None = None, watched: Mapping[str, Any] | None = None):
         self.namespace, self.name = namespace, name
         # Whether the watch has seen pods of this job (the pod index); None: unknown, list them.
         self.has_pods = has_pods
+        # The job as Kopf's watch last showed it (its live body), for the first pass of a new job.
+        self.watched = watched
+        self.first = True  # no pass has run yet
+        self.waited_for_finalizer = False
         self.services, self.logger = services, logger
         self.wakeups = wakeups or Wakeups()
         self.loop = self.wakeups.loop(namespace, name)
@@ -279,11 +299,38 @@ class JobLoop:
             return None  # a finished job has no use for its Service or ConfigMap: no resync
         return snapshot
 
+    def new_job_as_watched(self) -> dict[str, Any] | None:
+        """The job as the watch shows it, when the first pass may plan on that instead of reading
+        it: a new job (no status, not being deleted, and no pod of it in the pod index). Its
+        first status write is conditional on this resourceVersion, so a body older than a write
+        it does not show costs a 409 and a fresh read, never a status written over."""
+        if not self.first or self.watched is None or self.has_pods is None or self.has_pods():
+            return None
+        job = copy.deepcopy(dict(self.watched))
+        meta = job.get("metadata") or {}
+        if job.get("status") or meta.get("deletionTimestamp") or not meta.get("resourceVersion"):
+            return None
+        return job
+
     async def reconcile(self) -> float | None:
         kube, namespace, name = self.services.kube, self.namespace, self.name
         snapshot = self.reusable()
+        watched = self.new_job_as_watched() if snapshot is None else None
+        if watched is not None and not has_finalizer(watched["metadata"]):
+            # Kopf spawns the daemon before it patches its finalizer on (kopf/_core/reactor/
+            # processing.py), which changes the resourceVersion: wait once for that event
+            # (Wakeups.finalizer_seen wakes the daemon), else read the job.
+            watched = None
+            if not self.waited_for_finalizer:
+                self.waited_for_finalizer = True
+                self.wakeups.await_finalizer(namespace, name)
+                return self.services.fsdpjob_timing.finalizer_wait
+        precondition = None
         if snapshot is not None:
             job, pods, service, config_map = snapshot.open()
+        elif watched is not None:
+            job, pods, service, config_map = watched, [], None, None
+            precondition = job["metadata"]["resourceVersion"]
         else:
             found = await kube.get("FSDPJob", namespace, name)
             if found is None or found["metadata"].get("deletionTimestamp"):
@@ -298,6 +345,7 @@ class JobLoop:
             else:
                 pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
             service, config_map = await read_service_and_config_map(kube, job, pods)
+        self.first = False
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
         self.wakeups.queue_label(namespace, name, kueue.queue_name(job), read=True)
         read = job
@@ -318,7 +366,8 @@ class JobLoop:
                 timing=self.services.fsdpjob_timing, pod_groups=pod_groups, failure_logs=failure_logs, cluster_nodes=cluster_nodes,
                 **queue.args(),
             )
-            applied = await apply(result, job, self.services, self.logger, self.wakeups)
+            applied = await apply(result, job, self.services, self.logger, self.wakeups, precondition)
+            precondition = None  # the next round plans on this one's answers
             if applied.stale:
                 return 0.0  # a precondition failed: someone else wrote first; read everything again
             self.refused = applied.refused
@@ -518,14 +567,25 @@ class Applied:
     stale: bool = False  # a patch's resourceVersion precondition failed (409)
 
 
-async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger, wakeups: Wakeups) -> Applied:
-    """Apply the plan's steps in order."""
+async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger, wakeups: Wakeups,
+                precondition: str | None = None) -> Applied:
+    """Apply the plan's steps in order; with `precondition`, the status write only if the job's
+    resourceVersion is still that (it was planned on the watch's body, not a read)."""
     kube = services.kube
     namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
     applied = Applied()
     for action, payload in result.steps():
         if action == "patch_status":
-            applied.job = await kube.merge_patch("FSDPJob", namespace, name, {"status": payload}, subresource="status")
+            patch: dict[str, Any] = {"status": payload}
+            if precondition is not None:
+                patch["metadata"] = {"resourceVersion": precondition}
+            try:
+                applied.job = await kube.merge_patch("FSDPJob", namespace, name, patch, subresource="status")
+            except KubeError as exc:
+                if precondition is None or exc.status not in (404, 409):
+                    raise
+                applied.stale = True  # the job changed since the watch showed it: read it
+                return applied
             added = (payload.get("restarts") or 0) - ((job.get("status") or {}).get("restarts") or 0)
             if added > 0:
                 services.metrics.fsdpjob_restarts.labels(namespace).inc(added)
