@@ -104,3 +104,26 @@ def test_a_snapshot_gives_back_what_it_took_without_managed_fields_each_time_a_f
     first[0]["status"]["phase"] = "changed by a plan"
     assert snapshot.open()[0]["status"]["phase"] == "Running"
     assert job["metadata"]["managedFields"] == managed  # the objects taken are left as they were
+
+
+def test_kopfs_finalizer_wakes_only_a_first_pass_waiting_for_it_and_only_once():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.finalizer_seen("ns", "job")  # no pass waits for it: an event with the finalizer on, as most are
+    assert not woken(w)
+    w.await_finalizer("ns", "job")
+    w.finalizer_seen("ns", "other")
+    assert not woken(w)
+    w.finalizer_seen("ns", "job")
+    assert woken(w)
+    w.finalizer_seen("ns", "job")  # the waiting ended with the first
+    assert not woken(w)
+
+
+def test_forgetting_a_job_drops_its_wait_for_the_finalizer():
+    w = Wakeups()
+    w.await_finalizer("ns", "job")
+    w.forget("ns", "job")
+    w.event("ns", "job")  # a new daemon of the same name
+    w.finalizer_seen("ns", "job")
+    assert not woken(w)
