@@ -95,15 +95,19 @@ async def window(stage: harness.Stage, seconds: float) -> dict[str, int]:
     return harness.counter_delta(requests(stage), before)
 
 
-async def phases(stage: harness.Stage) -> list[str]:
+async def listed(stage: harness.Stage) -> list[dict]:
     listing = await stage.client.call("list jobs", "GET", f"{harness.GROUP_PATH}/namespaces/{NAMESPACE}/{PLURAL}")
-    return [(item.get("status") or {}).get("phase", "") for item in listing["items"]]
+    items: list[dict] = listing["items"]
+    return items
+
+
+async def phases(stage: harness.Stage) -> list[str]:
+    return [(item.get("status") or {}).get("phase", "") for item in await listed(stage)]
 
 
 async def settled(stage: harness.Stage) -> int:
     """Jobs pinery has settled (pinery.fsdpjob.settling): status.settledGeneration is their generation."""
-    listing = await stage.client.call("list jobs", "GET", f"{harness.GROUP_PATH}/namespaces/{NAMESPACE}/{PLURAL}")
-    return sum(1 for item in listing["items"]
+    return sum(1 for item in await listed(stage)
                if (item.get("status") or {}).get("settledGeneration") == item["metadata"].get("generation"))
 
 

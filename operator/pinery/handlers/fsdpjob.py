@@ -299,18 +299,24 @@ class JobLoop:
             return None  # a finished job has no use for its Service or ConfigMap: no resync
         return snapshot
 
+    def without_pods(self, job: Mapping[str, Any]) -> bool:
+        """A job that has no pods to list: no status, so none of pinery's making (a pass writes
+        the status before it creates anything: the restart protocol), and none of anyone's in
+        the pod index (one from a status lost to `kubectl replace` is listed: its attempt label
+        is the witness of the restarts that status held)."""
+        return not job.get("status") and self.has_pods is not None and not self.has_pods()
+
     def new_job_as_watched(self) -> dict[str, Any] | None:
         """The job as the watch shows it, when the first pass may plan on that instead of reading
-        it: a new job (no status, not being deleted, and no pod of it in the pod index). Its
-        first status write is conditional on this resourceVersion, so a body older than a write
-        it does not show costs a 409 and a fresh read, never a status written over."""
-        if not self.first or self.watched is None or self.has_pods is None or self.has_pods():
+        it: a new job without pods (`without_pods`), not being deleted. Its first status write
+        is conditional on this resourceVersion, so a body older than a write it does not show
+        costs a 409 and a fresh read, never a status written over."""
+        if not self.first or self.watched is None or not self.without_pods(self.watched):
             return None
-        job = copy.deepcopy(dict(self.watched))
-        meta = job.get("metadata") or {}
-        if job.get("status") or meta.get("deletionTimestamp") or not meta.get("resourceVersion"):
+        meta = self.watched.get("metadata") or {}
+        if meta.get("deletionTimestamp") or not meta.get("resourceVersion"):
             return None
-        return job
+        return copy.deepcopy(dict(self.watched))
 
     async def reconcile(self) -> float | None:
         kube, namespace, name = self.services.kube, self.namespace, self.name
@@ -336,14 +342,7 @@ class JobLoop:
             if found is None or found["metadata"].get("deletionTimestamp"):
                 return None  # the children go with it (ownerReferences)
             job = found
-            if not job.get("status") and self.has_pods is not None and not self.has_pods():
-                # No status: a pass writes it before it creates anything (the restart protocol),
-                # so no pod is of pinery's making; and the watch shows none of anyone's (one
-                # from a status lost to `kubectl replace` is listed: its attempt label is the
-                # witness of the restarts that status held).
-                pods = []
-            else:
-                pods = await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
+            pods = [] if self.without_pods(job) else await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
             service, config_map = await read_service_and_config_map(kube, job, pods)
         self.first = False
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
@@ -410,8 +409,9 @@ class JobLoop:
         generation = job["metadata"].get("generation") or 0
         if (job.get("status") or {}).get("settledGeneration") == generation:
             return None
+        # the pods viewed lazily: a job not finished is decided on its phase alone
         if not settling.at_rest(result.status.get("phase"), result.idle, result.requeue_after, bool(self.refused),
-                                [view_pod(p) for p in pods]):
+                                (view_pod(p) for p in pods)):
             return None
         patched: dict = await self.services.kube.merge_patch(
             "FSDPJob", self.namespace, self.name, {"status": {"settledGeneration": generation}}, subresource="status")
