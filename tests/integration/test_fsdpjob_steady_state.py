@@ -50,6 +50,13 @@ def settle(plane, op) -> None:
     wait_for(lambda: set(requests_over(plane, op, 2)) <= {"get pods/log"}, timeout=60, interval=0, what="a quiet pass")
 
 
+def passes_stopped(op) -> bool:
+    """No pass for 1 s, where a live daemon passes every 0.3 s (op's idle)."""
+    before = op.passes()
+    time.sleep(1.0)
+    return op.passes() == before
+
+
 def say(plane, ns: str, job: str, line: str) -> None:
     log = plane.server.logs_dir / ns / f"{job}-node-0" / "trainer.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -81,10 +88,9 @@ def test_a_running_job_reads_only_new_log_lines_and_writes_only_progress(plane, 
 
 
 def test_a_new_job_plans_its_first_pass_on_the_watched_body(plane, ns, kubelet, op):
-    """A new job is neither read nor are its pods listed: the first pass plans on Kopf's body
-    once it shows the finalizer (the wait is long here so that a loaded machine cannot make it
-    read), and its first status write is conditional on that body's resourceVersion."""
-    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, finalizer_wait=60.0)
+    """A new job is neither read nor are its pods listed: the first pass plans on Kopf's body,
+    and its first status write is conditional on that body's resourceVersion. Nothing else
+    writes the job first: it gets no finalizer (pinery.kopf_daemons)."""
     start = len(op.kube.sent)
     h.create_job(plane, ns, "fresh", numNodes=2)
     kubelet.wait_pods("fresh", 2)
@@ -97,13 +103,13 @@ def test_a_new_job_plans_its_first_pass_on_the_watched_body(plane, ns, kubelet, 
     assert not [m for m in first if m.startswith("GET")], sent
     assert sorted(m for m in first if m.startswith("POST")) == [  # a command of its own: no trainer ConfigMap
         f"POST /api/v1/namespaces/{ns}/pods", f"POST /api/v1/namespaces/{ns}/pods", f"POST /api/v1/namespaces/{ns}/services"], sent
+    assert not h.get_job(plane, ns, "fresh")["metadata"].get("finalizers")
 
 
 def test_a_new_job_whose_body_is_stale_is_read_and_nothing_is_written_over(plane, ns, kubelet, op):
     """The conditional first write: the job's status changes after the watch showed it (another
     writer, here the test, just before the operator's first status write) and the write is
     refused (409); the next pass reads the job and plans on what it shows."""
-    op.services.fsdpjob_timing = replace(op.services.fsdpjob_timing, finalizer_wait=60.0)
 
     def another_writer() -> None:  # a status the body the first pass planned on does not show
         response = plane.http("PATCH", h.jobs_path(ns, "racy", "status"), json={"status": {"restarts": 2}},
@@ -131,17 +137,57 @@ def test_a_finished_job_settles_keeps_no_daemon_and_wakes_on_a_spec_change(plane
     op.wait_phase("done", "Succeeded")
     job = op.wait("done", lambda j: h.status(j).get("settledGeneration") == j["metadata"]["generation"], what="settled")
     assert h.status(job)["phase"] == "Succeeded" and len(kubelet.pods("done")) == 2  # finished pods stay for their logs
-    # Kopf stops the daemon and, with no handler needing it, drops its finalizer.
-    wait_for(lambda: "pinery.dev/finalizer" not in (h.get_job(plane, ns, "done")["metadata"].get("finalizers") or []),
-             timeout=30, what="the finalizer dropped")
-    # No daemon: no pass at all, where a live one would pass every 0.3 s (op's idle), and no request.
-    time.sleep(1.0)  # the finalizer's own event
+    # Kopf stops the daemon on the event of that write. No daemon: no pass at all, where a live
+    # one would pass every 0.3 s (op's idle), and no request.
+    wait_for(lambda: passes_stopped(op), timeout=30, what="the daemon stopped")
     passes, before = op.passes(), counts(plane)
     time.sleep(3.0)
     assert op.passes() == passes and counts(plane) == before
     # A new generation spawns the daemon again: a ttlSecondsAfterFinished set after the end applies.
     h.patch_job(plane, ns, "done", {"ttlSecondsAfterFinished": 1})
     wait_for(lambda: h.get_job(plane, ns, "done") is None, timeout=30, what="the job deleted by its new ttl")
+
+
+def test_a_deleted_job_goes_at_once_and_its_daemon_ends(plane, ns, kubelet, op):
+    """No finalizer holds a job: its deletion completes without the operator, and the DELETED
+    event wakes the daemon, whose pass finds the job gone and ends it."""
+    h.create_job(plane, ns, "brief", numNodes=2)
+    kubelet.wait_pods("brief", 2)
+    kubelet.run_all("brief", 2)
+    op.wait_phase("brief", "Running")
+    answer = plane.http("DELETE", h.jobs_path(ns, "brief"))
+    assert answer.status_code == 200 and not answer.json()["metadata"].get("finalizers"), answer.text
+    assert h.get_job(plane, ns, "brief") is None  # gone at once, held by nothing
+    wait_for(lambda: passes_stopped(op), timeout=30, what="the daemon ended")
+    kubelet.wait_no_pods("brief")  # the garbage collector, by the pods' ownerReferences
+
+
+def test_a_job_created_again_under_its_name_is_not_touched_by_the_old_ones_daemon(plane, ns, kubelet, op):
+    old = h.create_job(plane, ns, "again", numNodes=2)
+    kubelet.wait_pods("again", 2)
+    kubelet.run_all("again", 2)
+    op.wait_phase("again", "Running")
+    assert plane.http("DELETE", h.jobs_path(ns, "again")).status_code == 200
+    new = h.create_job(plane, ns, "again", numNodes=2)
+    uid = new["metadata"]["uid"]
+    assert uid != old["metadata"]["uid"]
+    job = op.wait("again", lambda j: h.condition(j, "Created").get("status") == "True"
+                  and {o["uid"] for p in kubelet.pods("again") for o in p["metadata"]["ownerReferences"]} == {uid},
+                  what="the new job's own pods")
+    assert job["metadata"]["uid"] == uid and h.status(job).get("restarts", 0) == 0
+    kubelet.run_all("again", 2)
+    op.wait_phase("again", "Running")
+
+
+def test_a_job_that_carries_the_finalizer_of_an_earlier_version_loses_it(plane, ns, kubelet, op):
+    body = h.job_body("older", numNodes=2)
+    body["metadata"]["finalizers"] = ["pinery.dev/finalizer"]
+    assert plane.http("POST", h.jobs_path(ns), json=body).status_code == 201
+    kubelet.wait_pods("older", 2)
+    wait_for(lambda: not (h.get_job(plane, ns, "older") or {"metadata": {}})["metadata"].get("finalizers"),
+             timeout=30, what="the finalizer dropped by Kopf")
+    assert plane.http("DELETE", h.jobs_path(ns, "older")).status_code == 200
+    assert h.get_job(plane, ns, "older") is None
 
 
 def test_a_running_job_reads_everything_again_once_its_snapshot_is_older_than_resync(plane, ns, kubelet, op):

@@ -8,8 +8,8 @@ the daemon as one whose filter no longer matches (kopf/_core/engines/daemons.py,
 reason FILTERS_MISMATCH). Unlike a daemon that returns on its own (`_runner` puts those in
 `forever_stopped`), such a daemon is spawned again when the filter matches again: a new
 generation, as a spec edit makes (ttlSecondsAfterFinished set after the end, say). After a
-restart Kopf spawns no daemon for a settled job at all. Kopf also drops its finalizer from a
-settled job (no handler needs it, `processing.py`), so deleting one waits for nothing.
+restart Kopf spawns no daemon for a settled job at all. No job carries a finalizer
+(pinery.kopf_daemons), so deleting one waits for nothing.
 """
 
 from __future__ import annotations

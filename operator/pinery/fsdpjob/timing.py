@@ -31,10 +31,6 @@ class JobTiming:
     # (handlers/fsdpjob.py Snapshot) when no watch event woke it: the Service and the
     # ConfigMap, which no watch covers, are read again at least this often.
     resync: float = 600.0
-    # How long a new job's first pass waits for Kopf's finalizer to show on the body it plans on
-    # (handlers/fsdpjob.py JobLoop.new_job_as_watched) before it reads the job instead; the
-    # finalizer's event ends the wait sooner.
-    finalizer_wait: float = 2.0
     # Retries after a failed pass: doubling from retry_first, capped.
     retry_first: float = 2.0
     retry_max: float = 60.0

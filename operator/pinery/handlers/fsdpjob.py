@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 
 import kopf
 
-from pinery.api.base import GROUP, VERSION, has_finalizer
+from pinery.api.base import GROUP, VERSION
 from pinery.fsdpjob import kueue, log_tail, progress_from_logs, settling, stall_policy
 from pinery.fsdpjob import plan as plan_job
 from pinery.fsdpjob.gang import KIND_KEYS
@@ -43,6 +43,7 @@ from pinery.fsdpjob.plan import Plan
 from pinery.fsdpjob.settling import FINISHED
 from pinery.gateways.kube import KubeError
 from pinery.handlers.object_loop import ObjectLoop
+from pinery.kopf_daemons import without_finalizer
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"
@@ -59,7 +60,6 @@ class Wakeups:
         self._loops: dict[tuple[str, str], ObjectLoop] = {}
         self._own: dict[tuple[str, str], dict[str, str | None]] = {}  # pod name -> resourceVersion it was created with
         self._queues: dict[tuple[str, str], str | None] = {}  # the queue-name label the last pass read
-        self._awaiting_finalizer: set[tuple[str, str]] = set()  # new jobs whose first pass waits for Kopf's finalizer
 
     def loop(self, namespace: str, name: str) -> ObjectLoop:
         return self._loops.setdefault((namespace, name), ObjectLoop())
@@ -103,20 +103,24 @@ class Wakeups:
         if self._own.get((namespace, job), {}).get(pod) != resource_version:
             self.wake(namespace, job)
 
-    def await_finalizer(self, namespace: str, name: str) -> None:
-        self._awaiting_finalizer.add((namespace, name))
+    def deleted(self, namespace: str, name: str) -> None:
+        """The job is gone: wake its daemon, whose next pass finds it so and ends (the daemon has
+        no finalizer, so Kopf does not stop it: pinery.kopf_daemons), and let a new job of the
+        same name have a loop of its own."""
+        loop = self._loops.pop((namespace, name), None)
+        if loop is not None:
+            loop.gone = True
+            loop.wake.set()
 
-    def finalizer_seen(self, namespace: str, name: str) -> None:
-        """An event showed Kopf's finalizer on the job: wake a first pass that waits for it."""
-        if (namespace, name) in self._awaiting_finalizer:
-            self._awaiting_finalizer.discard((namespace, name))
-            self.wake(namespace, name)
-
-    def forget(self, namespace: str, name: str) -> None:
-        self._loops.pop((namespace, name), None)
-        self._own.pop((namespace, name), None)
-        self._queues.pop((namespace, name), None)
-        self._awaiting_finalizer.discard((namespace, name))
+    def forget(self, namespace: str, name: str, loop: ObjectLoop) -> None:
+        """The daemon that ran `loop` has ended; what it kept goes, unless a new job of the
+        same name (created after the old one's deletion) has its own loop by now."""
+        key = (namespace, name)
+        if self._loops.get(key, loop) is not loop:
+            return
+        self._loops.pop(key, None)
+        self._own.pop(key, None)
+        self._queues.pop(key, None)
 
 
 def register(registry: kopf.OperatorRegistry, services: Services) -> None:
@@ -128,28 +132,35 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     # objects' annotations: existing jobs keep working. Never change them.
     # No daemon for a settled job (pinery.fsdpjob.settling): Kopf stops it when the filter turns
     # false and spawns it again when a new generation turns it true.
-    @kopf.daemon(*resource, id="register.<locals>.fsdpjob_daemon", registry=registry, cancellation_timeout=5.0,
+    daemon_id = "register.<locals>.fsdpjob_daemon"
+
+    @kopf.daemon(*resource, id=daemon_id, registry=registry, cancellation_timeout=5.0,
                  when=lambda status, meta, **_: settling.daemon_wanted(status, meta))
     async def fsdpjob_daemon(namespace, name, stopped, logger, body, **kwargs):
         pods_seen = kwargs["fsdpjob_pods"]  # the index below, by its id
         job = JobLoop(namespace, name, services, logger, wakeups, has_pods=lambda: (namespace, name) in pods_seen,
-                      watched=body)
+                      watched=body, uid=body.get("metadata", {}).get("uid"))
         try:
             await job.loop.run(job.step, stopped, on_error=job.failed)
         finally:
-            wakeups.forget(namespace, name)
+            wakeups.forget(namespace, name, job.loop)
             if stopped.reason != kopf.DaemonStoppingReason.FILTERS_MISMATCH:
                 services.metrics.forget_job(namespace, name)  # settled: its last gauges stay
+
+    # No finalizer on jobs: deleting one never waits for the operator (nor for one that is down
+    # or uninstalled), and a new job costs no finalizer write. The children go with the job by
+    # their ownerReferences; the daemon of a deleted job ends at its next pass, which the DELETED
+    # event below brings at once (pinery.kopf_daemons).
+    without_finalizer(registry, daemon_id)
 
     @kopf.on.event(*resource, id="register.<locals>.fsdpjob_event", registry=registry)
     async def fsdpjob_event(type, namespace, name, meta, status, **_):
         if type == "DELETED":
             services.metrics.forget_job(namespace, name)
+            wakeups.deleted(namespace, name)
             return
         # every job's phase, a settled one's too, which has no daemon to count it
         services.metrics.job_phase(namespace, name, (status or {}).get("phase"))
-        if has_finalizer(meta):
-            wakeups.finalizer_seen(namespace, name)
         wakeups.job_changed(namespace, name, meta.get("generation"))
         wakeups.queue_label(namespace, name, (meta.get("labels") or {}).get(kueue.QUEUE_LABEL))
 
@@ -248,14 +259,17 @@ class JobLoop:
     the last settled pass and the place in rank 0's log between them."""
 
     def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None,
-                 has_pods: Callable[[], bool] | None = None, watched: Mapping[str, Any] | None = None):
+                 has_pods: Callable[[], bool] | None = None, watched: Mapping[str, Any] | None = None,
+                 uid: str | None = None):
         self.namespace, self.name = namespace, name
+        # The job this loop is for: a job of the same name with another uid is a new one, made
+        # after this one's deletion, with a daemon of its own.
+        self.uid = uid
         # Whether the watch has seen pods of this job (the pod index); None: unknown, list them.
         self.has_pods = has_pods
         # The job as Kopf's watch last showed it (its live body), for the first pass of a new job.
         self.watched = watched
         self.first = True  # no pass has run yet
-        self.waited_for_finalizer = False
         self.services, self.logger = services, logger
         self.wakeups = wakeups or Wakeups()
         self.loop = self.wakeups.loop(namespace, name)
@@ -306,6 +320,9 @@ class JobLoop:
         is the witness of the restarts that status held)."""
         return not job.get("status") and self.has_pods is not None and not self.has_pods()
 
+    def same_job(self, job: Mapping[str, Any]) -> bool:
+        return self.uid is None or (job.get("metadata") or {}).get("uid") == self.uid
+
     def new_job_as_watched(self) -> dict[str, Any] | None:
         """The job as the watch shows it, when the first pass may plan on that instead of reading
         it: a new job without pods (`without_pods`), not being deleted. Its first status write
@@ -322,15 +339,6 @@ class JobLoop:
         kube, namespace, name = self.services.kube, self.namespace, self.name
         snapshot = self.reusable()
         watched = self.new_job_as_watched() if snapshot is None else None
-        if watched is not None and not has_finalizer(watched["metadata"]):
-            # Kopf spawns the daemon before it patches its finalizer on (kopf/_core/reactor/
-            # processing.py), which changes the resourceVersion: wait once for that event
-            # (Wakeups.finalizer_seen wakes the daemon), else read the job.
-            watched = None
-            if not self.waited_for_finalizer:
-                self.waited_for_finalizer = True
-                self.wakeups.await_finalizer(namespace, name)
-                return self.services.fsdpjob_timing.finalizer_wait
         precondition = None
         if snapshot is not None:
             job, pods, service, config_map = snapshot.open()
@@ -339,12 +347,13 @@ class JobLoop:
             precondition = job["metadata"]["resourceVersion"]
         else:
             found = await kube.get("FSDPJob", namespace, name)
-            if found is None or found["metadata"].get("deletionTimestamp"):
+            if found is None or found["metadata"].get("deletionTimestamp") or not self.same_job(found):
                 return None  # the children go with it (ownerReferences)
             job = found
             pods = [] if self.without_pods(job) else await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
             service, config_map = await read_service_and_config_map(kube, job, pods)
         self.first = False
+        self.watched = None  # planned on once: a later pass reads
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
         self.wakeups.queue_label(namespace, name, kueue.queue_name(job), read=True)
         read = job
@@ -365,7 +374,8 @@ class JobLoop:
                 timing=self.services.fsdpjob_timing, pod_groups=pod_groups, failure_logs=failure_logs, cluster_nodes=cluster_nodes,
                 **queue.args(),
             )
-            applied = await apply(result, job, self.services, self.logger, self.wakeups, precondition)
+            applied = await apply(result, job, self.services, self.logger, self.wakeups, precondition,
+                                  gone=lambda: self.loop.gone)
             precondition = None  # the next round plans on this one's answers
             if applied.stale:
                 return 0.0  # a precondition failed: someone else wrote first; read everything again
@@ -568,13 +578,17 @@ class Applied:
 
 
 async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger, wakeups: Wakeups,
-                precondition: str | None = None) -> Applied:
+                precondition: str | None = None, gone: Callable[[], bool] = lambda: False) -> Applied:
     """Apply the plan's steps in order; with `precondition`, the status write only if the job's
-    resourceVersion is still that (it was planned on the watch's body, not a read)."""
+    resourceVersion is still that (it was planned on the watch's body, not a read). Once `gone`
+    (the job's DELETED event came) nothing more is written: the names are free for a new job."""
     kube = services.kube
     namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
     applied = Applied()
     for action, payload in result.steps():
+        if gone():
+            applied.stale = True  # the next pass reads the job: gone
+            return applied
         if action == "patch_status":
             patch: dict[str, Any] = {"status": payload}
             if precondition is not None:

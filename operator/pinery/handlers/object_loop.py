@@ -75,6 +75,9 @@ class ObjectLoop:
         self.failures = 0  # consecutive failed passes
         self.not_before = 0.0  # monotonic time before which no pass runs (Retry-After)
         self.woken = False  # the last sleep was cut short by a wake-up (or one came after it)
+        # The object's DELETED event came: a pass in flight writes nothing more (a new object of
+        # the same name may follow), and the next reads it gone.
+        self.gone = False
         self._monotonic, self._sleep = monotonic, sleep
         # by default the random module's shared generator, as `jitter`'s: one of its own costs
         # each loop 2.5 KiB (traced)

@@ -14,7 +14,7 @@ def test_status_writes_and_metadata_changes_of_the_job_do_not_wake_it():
     w = Wakeups()
     w.event("ns", "job")
     w.seen("ns", "job", 1)
-    w.job_changed("ns", "job", 1)  # its own status patch, Kopf's finalizer, a label
+    w.job_changed("ns", "job", 1)  # its own status patch, a label
     assert not woken(w)
 
 
@@ -60,7 +60,7 @@ def test_forget_drops_everything_of_the_job():
     w.event("ns", "job")
     w.seen("ns", "job", 1)
     w.created("ns", "job", {"metadata": {"name": "job-node-0", "resourceVersion": "10"}})
-    w.forget("ns", "job")
+    w.forget("ns", "job", w.loop("ns", "job"))
     w.pod_changed("ns", "job", "job-node-0", "10")
     w.job_changed("ns", "job", 5)
     assert all(not table for table in (w._loops, w._own))
@@ -106,24 +106,26 @@ def test_a_snapshot_gives_back_what_it_took_without_managed_fields_each_time_a_f
     assert job["metadata"]["managedFields"] == managed  # the objects taken are left as they were
 
 
-def test_kopfs_finalizer_wakes_only_a_first_pass_waiting_for_it_and_only_once():
+def test_a_deleted_job_wakes_its_daemon_to_end_and_a_new_one_of_the_same_name_gets_a_loop_of_its_own():
     w = Wakeups()
-    w.event("ns", "job")
-    w.finalizer_seen("ns", "job")  # no pass waits for it: an event with the finalizer on, as most are
-    assert not woken(w)
-    w.await_finalizer("ns", "job")
-    w.finalizer_seen("ns", "other")
-    assert not woken(w)
-    w.finalizer_seen("ns", "job")
-    assert woken(w)
-    w.finalizer_seen("ns", "job")  # the waiting ended with the first
-    assert not woken(w)
+    old = w.loop("ns", "job")
+    w.seen("ns", "job", 1)
+    w.deleted("ns", "job")  # the DELETED event
+    assert old.wake.is_set() and old.gone
+    new = w.loop("ns", "job")  # the daemon of a job created again under the name
+    assert new is not old and not new.gone
+    w.created("ns", "job", {"metadata": {"name": "job-node-0", "resourceVersion": "20"}})
+    w.forget("ns", "job", old)  # the old daemon ends after the new one began: the new one's state stays
+    assert w.loop("ns", "job") is new
+    w.pod_changed("ns", "job", "job-node-0", "20")  # its own pod, as created
+    assert not new.wake.is_set()
+    w.pod_changed("ns", "job", "job-node-0", "21")
+    assert new.wake.is_set()
+    w.forget("ns", "job", new)
+    assert all(not table for table in (w._loops, w._own))
 
 
-def test_forgetting_a_job_drops_its_wait_for_the_finalizer():
+def test_a_deleted_job_without_a_daemon_is_nothing_to_wake():
     w = Wakeups()
-    w.await_finalizer("ns", "job")
-    w.forget("ns", "job")
-    w.event("ns", "job")  # a new daemon of the same name
-    w.finalizer_seen("ns", "job")
-    assert not woken(w)
+    w.deleted("ns", "job")
+    assert not w._loops
