@@ -104,6 +104,7 @@ async def measure(operator: str, state_dir: Path, single: int, burst: int, nodes
                 "jobs_per_second": round(burst / (done - first), 1),
                 "requests_per_job": round(total / burst, 2),
                 "requests_by_kind_per_job": harness.top(requests, burst, limit=20),
+                "requests_by_kind": dict(sorted(requests.items())),  # the counts the per-job figures round
                 "operator_cpu_seconds": round(proc.cpu_seconds() - cpu_before, 1),
                 # The control plane and this driver share one process (and so one core at most).
                 "control_plane_cpu_seconds": round(time.process_time() - servers_before, 1),

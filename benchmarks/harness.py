@@ -237,6 +237,9 @@ class OperatorProcess:
     @classmethod
     def pinery(cls, stage: Stage, log_path: Path, **settings: Any) -> "OperatorProcess":
         argv = [sys.executable, "-m", "pinery", "run", "--standalone", "--kubeconfig", str(stage.kubeconfig)]
+        profile = os.environ.get("BENCHMARK_PROFILE")  # a file: the operator runs under cProfile
+        if profile:
+            argv[1:1] = ["-m", "cProfile", "-o", profile]
         return cls(argv, stage.operator_env(**settings), log_path)
 
     @classmethod

@@ -59,6 +59,8 @@ class Wakeups:
     def __init__(self) -> None:
         self._loops: dict[tuple[str, str], ObjectLoop] = {}
         self._own: dict[tuple[str, str], dict[str, str | None]] = {}  # pod name -> resourceVersion it was created with
+        # pod name -> the resourceVersions its events showed while its creation was in flight
+        self._creating: dict[tuple[str, str], dict[str, set[str | None]]] = {}
         self._queues: dict[tuple[str, str], str | None] = {}  # the queue-name label the last pass read
 
     def loop(self, namespace: str, name: str) -> ObjectLoop:
@@ -94,13 +96,36 @@ class Wakeups:
             self._queues[key] = value
             self.wake(namespace, name)
 
+    def creating(self, namespace: str, job: str, pod: str) -> None:
+        """A pass sends the creation of `pod`. The watch can bring the pod's event before the
+        pass has the answer (which says what resourceVersion it made): such events are held
+        until `created` or `not_created` tells whether they were only the creation's."""
+        self._creating.setdefault((namespace, job), {})[pod] = set()
+
     def created(self, namespace: str, job: str, pod: dict[str, Any]) -> None:
         """`pod` as the API server answered its creation: it has a name."""
         meta = pod["metadata"]
-        self._own.setdefault((namespace, job), {})[meta["name"]] = meta.get("resourceVersion")
+        rv = meta.get("resourceVersion")
+        self._own.setdefault((namespace, job), {})[meta["name"]] = rv
+        if self._held(namespace, job, meta["name"]) - {rv}:
+            self.wake(namespace, job)  # changed already since its creation (bound, say)
+
+    def not_created(self, namespace: str, job: str, pod: str) -> None:
+        if self._held(namespace, job, pod):
+            self.wake(namespace, job)  # whatever it was, the pass did not make it
+
+    def _held(self, namespace: str, job: str, pod: str) -> set[str | None]:
+        creating = self._creating.get((namespace, job), {})
+        held = creating.pop(pod, set())
+        if not creating:
+            self._creating.pop((namespace, job), None)
+        return held
 
     def pod_changed(self, namespace: str, job: str, pod: str, resource_version: str | None) -> None:
-        if self._own.get((namespace, job), {}).get(pod) != resource_version:
+        held = self._creating.get((namespace, job), {}).get(pod)
+        if held is not None:
+            held.add(resource_version)
+        elif self._own.get((namespace, job), {}).get(pod) != resource_version:
             self.wake(namespace, job)
 
     def deleted(self, namespace: str, name: str) -> None:
@@ -120,6 +145,7 @@ class Wakeups:
             return
         self._loops.pop(key, None)
         self._own.pop(key, None)
+        self._creating.pop(key, None)
         self._queues.pop(key, None)
 
 
@@ -618,10 +644,15 @@ async def apply(result: Plan, job: dict, services: Services, logger: logging.Log
         elif action == "delete_object":
             await kube.delete(payload.kind, namespace, payload.name, uid=payload.uid)
         elif action == "create":
+            pod = payload["metadata"]["name"] if payload["kind"] == "Pod" else None
+            if pod is not None:
+                wakeups.creating(namespace, name, pod)
             try:
                 created = await kube.create(payload)
-            except KubeError as exc:
-                if not refused(exc):
+            except BaseException as exc:  # cancelled too: no event stays held
+                if pod is not None:
+                    wakeups.not_created(namespace, name, pod)
+                if not isinstance(exc, KubeError) or not refused(exc):
                     raise
                 key = f"{payload['kind']}/{payload['metadata']['name']}"
                 applied.refused[key] = exc.message

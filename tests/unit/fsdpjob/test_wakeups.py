@@ -129,3 +129,43 @@ def test_a_deleted_job_without_a_daemon_is_nothing_to_wake():
     w = Wakeups()
     w.deleted("ns", "job")
     assert not w._loops
+
+
+def test_a_pods_event_that_comes_before_the_answer_to_its_creation_does_not_wake_it():
+    """The watch can be quicker than the answer: the pod's ADDED event, of the very
+    resourceVersion the creation made, is the pass's own write."""
+    w = Wakeups()
+    w.event("ns", "job")
+    w.creating("ns", "job", "job-node-0")
+    w.pod_changed("ns", "job", "job-node-0", "10")
+    assert not woken(w)
+    w.created("ns", "job", {"metadata": {"name": "job-node-0", "resourceVersion": "10"}})
+    assert not woken(w)
+    w.pod_changed("ns", "job", "job-node-0", "10")  # again (a relist): still its own
+    assert not woken(w)
+    w.pod_changed("ns", "job", "job-node-0", "11")
+    assert woken(w)
+
+
+def test_a_change_after_the_creation_seen_before_its_answer_wakes_it_once_the_answer_comes():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.creating("ns", "job", "job-node-0")
+    w.pod_changed("ns", "job", "job-node-0", "10")
+    w.pod_changed("ns", "job", "job-node-0", "12")  # bound by the scheduler already
+    assert not woken(w)
+    w.created("ns", "job", {"metadata": {"name": "job-node-0", "resourceVersion": "10"}})
+    assert woken(w)
+
+
+def test_events_held_for_a_creation_that_failed_wake_it():
+    w = Wakeups()
+    w.event("ns", "job")
+    w.creating("ns", "job", "job-node-0")
+    w.not_created("ns", "job", "job-node-0")  # no event came meanwhile
+    assert not woken(w)
+    w.creating("ns", "job", "job-node-0")
+    w.pod_changed("ns", "job", "job-node-0", "7")  # a pod of that name the pass did not make
+    w.not_created("ns", "job", "job-node-0")
+    assert woken(w)
+    assert not w._creating
