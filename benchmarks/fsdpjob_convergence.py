@@ -84,6 +84,7 @@ async def measure(operator: str, state_dir: Path, single: int, burst: int, nodes
             jobs = Jobs(stage, "burst", nodes)
             names = [f"burst-{i:04d}" for i in range(burst)]
             before, cpu_before, servers_before = stage.requests(), proc.cpu_seconds(), time.process_time()
+            sampler = harness.sample_this_process(f"control-plane-{operator}")  # BENCHMARK_PYSPY only
             started = time.monotonic()
             await harness.gather_limited((jobs.create(n) for n in names), 32)
             created = time.monotonic() - started
@@ -92,6 +93,7 @@ async def measure(operator: str, state_dir: Path, single: int, burst: int, nodes
             proc.check_alive()
             first = min(stage.commits.when(PLURAL, "burst", n) for n in names)
             settled = await harness.quiet(stage.requests, 2.0, 60)
+            harness.stop_sampling(sampler)
             requests = harness.counter_delta(stage.requests(), before)
             requests["create fsdpjobs"] -= burst  # the benchmark's own
             requests = {k: n for k, n in requests.items() if n}

@@ -227,12 +227,30 @@ async def quiet(counts: Callable[[], dict[str, int]], seconds: float, timeout: f
     return time.monotonic() - started
 
 
+def sample_this_process(label: str) -> subprocess.Popen | None:
+    """With BENCHMARK_PYSPY set (a file), py-spy samples this process (the control plane and the
+    driver) into `<file>.<label>` until `stop_sampling`."""
+    sampled = os.environ.get("BENCHMARK_PYSPY")
+    if not sampled:
+        return None
+    return subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw", "--rate", "250",
+                             "--nonblocking", "-o", f"{sampled}.{label}", "--pid", str(os.getpid())],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_sampling(sampler: subprocess.Popen | None) -> None:
+    if sampler is not None:  # it writes its samples on SIGINT
+        sampler.send_signal(signal.SIGINT)
+        sampler.wait(30)
+
+
 class OperatorProcess:
     """An operator as a child process, measured from /proc."""
 
     def __init__(self, argv: list[str], env: dict[str, str], log_path: Path) -> None:
         self.argv, self.env, self.log_path = argv, env, log_path
         self.process: subprocess.Popen | None = None
+        self.sampler: subprocess.Popen | None = None
 
     @classmethod
     def pinery(cls, stage: Stage, log_path: Path, **settings: Any) -> "OperatorProcess":
@@ -251,12 +269,19 @@ class OperatorProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(self.argv, env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+        sampled = os.environ.get("BENCHMARK_PYSPY")  # a file: py-spy samples the operator (collapsed stacks)
+        if sampled and "pinery" in self.argv:
+            self.sampler = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw",
+                                             "--rate", "250", "--nonblocking", "-o", sampled, "--pid", str(self.process.pid)],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
     def stop(self, timeout: float = 20.0) -> None:
+        stop_sampling(self.sampler)
+        self.sampler = None
         if self.process is None or self.process.poll() is not None:
             return
         self.process.send_signal(signal.SIGTERM)

@@ -23,11 +23,13 @@ def effective_spec(current: FSDPJobSpec, service: Optional[dict[str, Any]]) -> t
         return current, []
     try:
         accepted = json.loads(record)
-        mutable = set(mutable_fields(FSDPJobSpec))
         now_api = current.to_api()
+        if accepted == now_api:
+            return current, []  # as accepted: nothing to compare field by field (every pass of most jobs)
         changed = changed_immutable_fields(FSDPJobSpec, accepted, now_api)
         if not changed:
             return current, []
+        mutable = set(mutable_fields(FSDPJobSpec))
         merged = {k: v for k, v in accepted.items() if k not in mutable}
         merged.update({k: v for k, v in now_api.items() if k in mutable})
         return FSDPJobSpec.model_validate(merged), changed

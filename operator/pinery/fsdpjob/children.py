@@ -106,10 +106,15 @@ def build_service(job: JobRef, spec: FSDPJobSpec) -> dict[str, Any]:
     }
 
 
+# libyaml's emitter where PyYAML was built with it: the same text (tests/unit/fsdpjob/
+# test_children.py) at a fifth of the pure-Python emitter's cost, once per new job.
+YAML_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def trainer_config_yaml(spec: FSDPJobSpec) -> str:
     config = spec.trainer or TrainerConfig()
     data = config.model_dump(by_alias=True, exclude_none=True, mode="json")
-    text: str = yaml.safe_dump(data, sort_keys=False)  # a str when no stream is given
+    text: str = yaml.dump(data, Dumper=YAML_DUMPER, sort_keys=False)  # a str when no stream is given
     return text
 
 

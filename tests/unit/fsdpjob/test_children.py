@@ -377,3 +377,20 @@ def test_gpu_count_takes_the_larger_of_requests_and_limits_and_sums_vendors():
     s = spec(resources={"limits": {"nvidia.com/gpu": "2"}, "requests": {"amd.com/gpu": 1, "cpu": "3"}})
     assert gpu_count(s) == 3 and nproc_per_node(s) == 3
     assert nproc_per_node(spec(nprocPerNode=3, resources=GPU)) == 3
+
+
+@pytest.mark.parametrize("trainer", [
+    None,
+    {"steps": 17, "model": {"preset": "tiny", "seqLen": 32}},
+    {"data": {"source": "/mnt/data/" + "very-long-directory-name/" * 8 + "corpus.jsonl", "format": "jsonl",
+              "textField": "body: with a colon, # and a hash"}},
+    {"data": {"source": "données/été — ünïcode", "tokenizer": "'quoted' \"double\""}, "checkpoint": {"dir": "yes"}},
+    {"data": {"source": "123"}, "checkpoint": {"dir": "null"}, "report": {"tensorboardDir": " leading space"}},
+])
+def test_the_trainer_yaml_is_the_text_the_pure_python_emitter_writes(trainer):
+    """libyaml's emitter (children.YAML_DUMPER, where PyYAML has it) writes what the pure-Python
+    one did, so the ConfigMaps of existing jobs are not seen as changed."""
+    cm = build_config_map(JOB, spec(**({"trainer": trainer} if trainer else {})))
+    data = (spec(**({"trainer": trainer} if trainer else {})).trainer or TrainerConfig()).model_dump(by_alias=True, exclude_none=True, mode="json")
+    assert cm["data"]["trainer.yaml"] == yaml.dump(data, Dumper=yaml.SafeDumper, sort_keys=False)
+    assert yaml.safe_load(cm["data"]["trainer.yaml"]) == data
