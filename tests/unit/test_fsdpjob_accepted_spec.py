@@ -8,6 +8,7 @@ import pytest
 
 from pinery.api.fsdpjob import FSDPJobSpec
 from pinery.fsdpjob.accepted_spec import effective_spec, synced_condition
+from pinery.fsdpjob.children import accepted_spec
 from pinery.fsdpjob.naming import ANNOTATION_SPEC
 
 
@@ -16,6 +17,8 @@ def service(record) -> dict:
 
 
 ACCEPTED = FSDPJobSpec.model_validate({"numNodes": 2, "maxRestarts": 1}).to_api()
+# The record the Service carries (children.build_service): the immutable fields only.
+RECORDED = json.dumps(accepted_spec(FSDPJobSpec.model_validate({"numNodes": 2, "maxRestarts": 1})), sort_keys=True)
 
 
 @pytest.mark.parametrize(
@@ -26,6 +29,10 @@ ACCEPTED = FSDPJobSpec.model_validate({"numNodes": 2, "maxRestarts": 1}).to_api(
         ({"numNodes": 3, "maxRestarts": 1}, json.dumps(ACCEPTED), 2, None, ["numNodes"]),  # immutable: kept
         ({"numNodes": 3, "maxRestarts": 1, "activeDeadlineSeconds": 60}, json.dumps(ACCEPTED), 2, 60, ["numNodes"]),  # mutable: follows
         ({"numNodes": 3, "maxRestarts": 1}, "{not json", 3, None, []),  # unreadable record
+        ({"numNodes": 2, "maxRestarts": 1}, RECORDED, 2, None, []),  # as recorded
+        ({"numNodes": 2, "maxRestarts": 1, "activeDeadlineSeconds": 9}, RECORDED, 2, 9, []),  # a mutable field only
+        ({"numNodes": 5, "maxRestarts": 1}, RECORDED, 2, None, ["numNodes"]),
+        ({"numNodes": 2}, json.dumps({"numNodes": 2}), 2, None, []),  # a record without the defaults: the same spec
     ],
 )
 def test_effective_spec(now, record, nodes, deadline, changed):
@@ -43,3 +50,14 @@ def test_effective_spec(now, record, nodes, deadline, changed):
 def test_synced_condition(changed, status, reason, start):
     got = synced_condition(changed)
     assert got[:2] == (status, reason) and got[2].startswith(start)
+
+
+def test_a_spec_as_recorded_is_not_compared_field_by_field(monkeypatch):
+    """Every pass of a job plans on its accepted spec: the common case, an unchanged record, is
+    one dict comparison (the field walk defaults both specs through the CRD schema)."""
+    def walk(*_):
+        raise AssertionError("compared field by field")
+
+    monkeypatch.setattr("pinery.fsdpjob.accepted_spec.changed_immutable_fields", walk)
+    spec = FSDPJobSpec.model_validate({"numNodes": 2, "maxRestarts": 1, "activeDeadlineSeconds": 9})
+    assert effective_spec(spec, service(RECORDED)) == (spec, [])

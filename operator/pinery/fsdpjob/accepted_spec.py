@@ -24,12 +24,12 @@ def effective_spec(current: FSDPJobSpec, service: Optional[dict[str, Any]]) -> t
     try:
         accepted = json.loads(record)
         now_api = current.to_api()
-        if accepted == now_api:
-            return current, []  # as accepted: nothing to compare field by field (every pass of most jobs)
+        mutable = set(mutable_fields(FSDPJobSpec))
+        if accepted == {k: v for k, v in now_api.items() if k not in mutable}:
+            return current, []  # as recorded (children.accepted_spec): nothing to compare field by field
         changed = changed_immutable_fields(FSDPJobSpec, accepted, now_api)
         if not changed:
             return current, []
-        mutable = set(mutable_fields(FSDPJobSpec))
         merged = {k: v for k, v in accepted.items() if k not in mutable}
         merged.update({k: v for k, v in now_api.items() if k in mutable})
         return FSDPJobSpec.model_validate(merged), changed
