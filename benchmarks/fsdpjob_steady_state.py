@@ -111,8 +111,9 @@ async def settled(stage: harness.Stage) -> int:
                if (item.get("status") or {}).get("settledGeneration") == item["metadata"].get("generation"))
 
 
-# Kopf's line for a daemon that ended (stopped by its filter once the job settled).
-DAEMON_ENDED = "Daemon 'register.<locals>.fsdpjob_daemon' succeeded"
+# pinery's line for a daemon that ended because its job settled (handlers/fsdpjob.py), whether
+# it was asleep (Kopf logs it as succeeded) or in a pass that the stop cancelled.
+DAEMON_ENDED = "daemon ended (settled)"
 
 
 async def measure(operator: str, state_dir: Path, jobs: int, nodes: int, progress: float, seconds: float,

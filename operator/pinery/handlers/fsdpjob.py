@@ -170,8 +170,12 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             await job.loop.run(job.step, stopped, on_error=job.failed)
         finally:
             wakeups.forget(namespace, name, job.loop)
-            if stopped.reason != kopf.DaemonStoppingReason.FILTERS_MISMATCH:
+            settled = bool(stopped.reason and kopf.DaemonStoppingReason.FILTERS_MISMATCH in stopped.reason)
+            if not settled:
                 services.metrics.forget_job(namespace, name)  # settled: its last gauges stay
+            # Settled, Kopf stops the daemon; a pass in flight then (woken by a pod's last event,
+            # say) is cancelled at once, which the restart protocol makes as safe as a crash.
+            logger.info("FSDPJob %s/%s: daemon ended (%s)", namespace, name, "settled" if settled else "stopped or gone")
 
     # No finalizer on jobs: deleting one never waits for the operator (nor for one that is down
     # or uninstalled), and a new job costs no finalizer write. The children go with the job by
