@@ -262,11 +262,9 @@ class Snapshot:
     def take(cls, job: dict[str, Any], pods: list[dict[str, Any]], service: dict[str, Any] | None,
              config_map: dict[str, Any] | None) -> "Snapshot":
         objects = [_lean(job), [_lean(p) for p in pods], _lean(service), _lean(config_map)]
-        # A small window and hash (8 KiB, memLevel 4): a snapshot is a few KiB of JSON, and zlib's
-        # default state (about 256 KiB, allocated per call) cost a burst of new jobs more than
-        # the compression itself (benchmarks/fsdpjob_convergence.py under BENCHMARK_PROFILE).
-        packer = zlib.compressobj(1, zlib.DEFLATED, 13, 4)
-        blob = packer.compress(json.dumps(objects, separators=(",", ":")).encode()) + packer.flush()
+        # One call: zlib lets go of the GIL in each, and in a burst the Kubernetes client's
+        # threads take it meanwhile (docs/performance.md, "FSDPJob: create to children").
+        blob = zlib.compress(json.dumps(objects, separators=(",", ":")).encode(), 1)
         return cls(blob, (job.get("status") or {}).get("phase"), time.monotonic())
 
     def open(self) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None, dict[str, Any] | None]:
