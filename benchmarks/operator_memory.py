@@ -92,14 +92,15 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
             result["kib_per_object"] = round((result["rss_mb_after_hold"] - result["idle_rss_mb"]) * 1024 / (indexes + jobs), 1)
         if trace:
             return result
+        print(f"{operator}, before the restart: {json.dumps(result)}", file=sys.stderr, flush=True)  # kept if what follows fails
         # The same operator started again over the converged objects: what they cost one that
         # did not live through their creation (it reads them all and starts their loops at once).
         again = harness.OperatorProcess(proc.argv, proc.env, state_dir / "operator-restarted.log")
         watches = {k: n for k, n in stage.requests().items() if k.startswith("watch ")}
         with again:
             await harness.until(lambda: all(stage.requests().get(f"watch {p}", 0) > watches.get(f"watch {p}", 0) for p in (INDEXES, JOBS)),
-                                60, "the restarted operator to watch")
-            await harness.quiet(stage.requests, 2.0, 120)
+                                timeout, "the restarted operator to watch")  # it lists every object first
+            await harness.quiet(stage.requests, 2.0, max(120.0, timeout))
             await asyncio.sleep(hold)
             again.check_alive()
             result["restarted_rss_mb"] = again.rss_mb()
