@@ -62,6 +62,8 @@ class Wakeups:
         # pod name -> the resourceVersions its events showed while its creation was in flight
         self._creating: dict[tuple[str, str], dict[str, set[str | None]]] = {}
         self._queues: dict[tuple[str, str], str | None] = {}  # the queue-name label the last pass read
+        # the names of the job's pods the watch shows (a job's, daemon or not: until the pods go)
+        self._pods: dict[tuple[str, str], set[str]] = {}
 
     def loop(self, namespace: str, name: str) -> ObjectLoop:
         return self._loops.setdefault((namespace, name), ObjectLoop())
@@ -95,6 +97,19 @@ class Wakeups:
         elif key in self._queues and self._queues[key] != value:
             self._queues[key] = value
             self.wake(namespace, name)
+
+    def pod_seen(self, namespace: str, job: str, pod: str, gone: bool = False) -> None:
+        """The watch showed `pod` (labelled as `job`'s), or its deletion."""
+        key = (namespace, job)
+        if not gone:
+            self._pods.setdefault(key, set()).add(pod)
+        elif key in self._pods:
+            self._pods[key].discard(pod)
+            if not self._pods[key]:
+                del self._pods[key]
+
+    def has_pods(self, namespace: str, job: str) -> bool:
+        return (namespace, job) in self._pods
 
     def creating(self, namespace: str, job: str, pod: str) -> None:
         """A pass sends the creation of `pod`. The watch can bring the pod's event before the
@@ -162,9 +177,8 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
 
     @kopf.daemon(*resource, id=daemon_id, registry=registry, cancellation_timeout=5.0,
                  when=lambda status, meta, **_: settling.daemon_wanted(status, meta))
-    async def fsdpjob_daemon(namespace, name, stopped, logger, body, **kwargs):
-        pods_seen = kwargs["fsdpjob_pods"]  # the index below, by its id
-        job = JobLoop(namespace, name, services, logger, wakeups, has_pods=lambda: (namespace, name) in pods_seen,
+    async def fsdpjob_daemon(namespace, name, stopped, logger, body, **_):
+        job = JobLoop(namespace, name, services, logger, wakeups, has_pods=lambda: wakeups.has_pods(namespace, name),
                       watched=body, uid=body.get("metadata", {}).get("uid"))
         try:
             await job.loop.run(job.step, stopped, on_error=job.failed)
@@ -206,16 +220,19 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
         if owners and meta.get("deletionTimestamp") and kueue.FINALIZER in (meta.get("finalizers") or []):
             await release_orphan(services.kube, namespace, name, meta, owners[0])
 
-    # Which jobs have pods, by the watch: a new job with none skips its first pod list. Kopf
-    # fills every index from the initial listings before any handler or daemon runs
-    # (kopf/_core/reactor/processing.py, `process_resource_event`: `operator_indexed.wait_for`).
-    @kopf.index("", "v1", "pods", id="fsdpjob_pods", labels={LABEL_JOB: kopf.PRESENT}, registry=registry)
-    def fsdpjob_pods(namespace, name, labels, **_):
-        return {(namespace, labels[LABEL_JOB]): name}
-
+    # Which jobs have pods, by the pod watch: a new job with none skips its first pod list. Not a
+    # Kopf index: until an operator's first listings are indexed, Kopf makes each listed object's
+    # worker wait on one condition that every other listed object notifies
+    # (kopf/_core/reactor/queueing.py `watcher`, `operator_indexed.make_toggle`), which grew with
+    # the square of the objects: a restart over 10,000 objects spent more than 10 minutes there
+    # and made no request (benchmarks/operator_memory.py). What this costs instead: pods whose
+    # listing has not reached this handler yet are not known, which matters only to a job without
+    # a status (no pods of pinery's making, the restart protocol); one that has pods anyway (a
+    # status lost in a restore) plans once without them, and its next full read sees them.
     @kopf.on.event("", "v1", "pods", id="register.<locals>.fsdpjob_pod_event", labels={LABEL_JOB: kopf.PRESENT},
                    registry=registry)
-    async def fsdpjob_pod_event(namespace, name, labels, meta, **_):
+    async def fsdpjob_pod_event(type, namespace, name, labels, meta, **_):
+        wakeups.pod_seen(namespace, labels[LABEL_JOB], name, gone=type == "DELETED")
         wakeups.pod_changed(namespace, labels[LABEL_JOB], name, meta.get("resourceVersion"))
 
 
@@ -297,7 +314,7 @@ class JobLoop:
         # The job this loop is for: a job of the same name with another uid is a new one, made
         # after this one's deletion, with a daemon of its own.
         self.uid = uid
-        # Whether the watch has seen pods of this job (the pod index); None: unknown, list them.
+        # Whether the pod watch shows pods of this job (Wakeups.has_pods); None: unknown, list them.
         self.has_pods = has_pods
         # The job as Kopf's watch last showed it (its live body), for the first pass of a new job.
         self.watched = watched
@@ -347,9 +364,9 @@ class JobLoop:
 
     def without_pods(self, job: Mapping[str, Any]) -> bool:
         """A job that has no pods to list: no status, so none of pinery's making (a pass writes
-        the status before it creates anything: the restart protocol), and none of anyone's in
-        the pod index (one from a status lost to `kubectl replace` is listed: its attempt label
-        is the witness of the restarts that status held)."""
+        the status before it creates anything: the restart protocol), and none of anyone's that
+        the pod watch shows (one from a status lost in a restore is listed: its attempt label is
+        the witness of the restarts that status held)."""
         return not job.get("status") and self.has_pods is not None and not self.has_pods()
 
     def same_job(self, job: Mapping[str, Any]) -> bool:

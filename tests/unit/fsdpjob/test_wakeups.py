@@ -169,3 +169,21 @@ def test_events_held_for_a_creation_that_failed_wake_it():
     w.not_created("ns", "job", "job-node-0")
     assert woken(w)
     assert not w._creating
+
+
+def test_the_pods_the_watch_shows_of_a_job_until_they_are_gone():
+    """Whether a new job's first pass may skip its pod list (JobLoop.without_pods)."""
+    w = Wakeups()
+    assert not w.has_pods("ns", "job")
+    w.pod_seen("ns", "job", "job-node-0")
+    w.pod_seen("ns", "job", "job-node-1")
+    w.pod_seen("ns", "job", "job-node-0")  # a later event of the same pod
+    assert w.has_pods("ns", "job") and not w.has_pods("ns", "other") and not w.has_pods("other", "job")
+    w.pod_seen("ns", "job", "job-node-0", gone=True)
+    assert w.has_pods("ns", "job")
+    w.pod_seen("ns", "job", "job-node-1", gone=True)
+    w.pod_seen("ns", "job", "job-node-1", gone=True)  # twice (a relist), or of a pod never seen
+    assert not w.has_pods("ns", "job") and not w._pods
+    w.pod_seen("ns", "job", "job-node-0")
+    w.forget("ns", "job", w.loop("ns", "job"))  # a daemon ending does not forget the job's pods
+    assert w.has_pods("ns", "job")
