@@ -231,10 +231,13 @@ def sample_this_process(label: str) -> subprocess.Popen | None:
     """With BENCHMARK_PYSPY set (a file), py-spy samples this process (the control plane and the
     driver) into `<file>.<label>` until `stop_sampling`."""
     sampled = os.environ.get("BENCHMARK_PYSPY")
-    if not sampled:
-        return None
+    return _py_spy(f"{sampled}.{label}", os.getpid()) if sampled else None
+
+
+def _py_spy(out: str, pid: int) -> subprocess.Popen:
+    """py-spy recording process `pid` into `out` (collapsed stacks), until SIGINT."""
     return subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw", "--rate", "250",
-                             "--nonblocking", "-o", f"{sampled}.{label}", "--pid", str(os.getpid())],
+                             "--nonblocking", "-o", out, "--pid", str(pid)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -271,9 +274,7 @@ class OperatorProcess:
             self.process = subprocess.Popen(self.argv, env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
         sampled = os.environ.get("BENCHMARK_PYSPY")  # a file: py-spy samples the operator (collapsed stacks)
         if sampled and "pinery" in self.argv:
-            self.sampler = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw",
-                                             "--rate", "250", "--nonblocking", "-o", sampled, "--pid", str(self.process.pid)],
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.sampler = _py_spy(sampled, self.process.pid)
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -316,9 +316,9 @@ class JobLoop:
         self.uid = uid
         # Whether the pod watch shows pods of this job (Wakeups.has_pods); None: unknown, list them.
         self.has_pods = has_pods
-        # The job as Kopf's watch last showed it (its live body), for the first pass of a new job.
+        # The job as Kopf's watch last showed it (its live body), for the first pass of a new job;
+        # None once a pass has run.
         self.watched = watched
-        self.first = True  # no pass has run yet
         self.services, self.logger = services, logger
         self.wakeups = wakeups or Wakeups()
         self.loop = self.wakeups.loop(namespace, name)
@@ -377,7 +377,7 @@ class JobLoop:
         it: a new job without pods (`without_pods`), not being deleted. Its first status write
         is conditional on this resourceVersion, so a body older than a write it does not show
         costs a 409 and a fresh read, never a status written over."""
-        if not self.first or self.watched is None or not self.without_pods(self.watched):
+        if self.watched is None or not self.without_pods(self.watched):
             return None
         meta = self.watched.get("metadata") or {}
         if meta.get("deletionTimestamp") or not meta.get("resourceVersion"):
@@ -401,7 +401,6 @@ class JobLoop:
             job = found
             pods = [] if self.without_pods(job) else await kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={name}")
             service, config_map = await read_service_and_config_map(kube, job, pods)
-        self.first = False
         self.watched = None  # planned on once: a later pass reads
         self.wakeups.seen(namespace, name, job["metadata"].get("generation"))
         self.wakeups.queue_label(namespace, name, kueue.queue_name(job), read=True)
