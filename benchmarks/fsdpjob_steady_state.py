@@ -9,8 +9,8 @@ control plane: `--jobs` FSDPJobs of `--nodes` pods are created, this script play
 (it marks every pod Running and appends a progress line to each rank 0's log every few
 seconds), and once all have run for a warm-up, the requests the control plane serves in a
 `--window` are counted, by verb and resource, watches left out. Then every pod exits 0 and,
-once pinery has recorded each job as Succeeded and settled it (its daemon ends: the count of
-daemons ended is recorded), a second window measures finished jobs (the floor has nothing to do
+once pinery has recorded each job as Succeeded and settled it (its passes end: the count of
+jobs whose passes ended so is recorded), a second window measures finished jobs (the floor has nothing to do
 for them: 0).
 
 Both run with the same progress interval (`--progress`, PINERY_FSDPJOB_PROGRESS_SECONDS).
@@ -111,9 +111,8 @@ async def settled(stage: harness.Stage) -> int:
                if (item.get("status") or {}).get("settledGeneration") == item["metadata"].get("generation"))
 
 
-# pinery's line for a daemon that ended because its job settled (handlers/fsdpjob.py), whether
-# it was asleep (Kopf logs it as succeeded) or in a pass that the stop cancelled.
-DAEMON_ENDED = "daemon ended (settled)"
+# pinery's line for a job whose passes ended because it settled (handlers/fsdpjob.py).
+PASSES_ENDED = "passes ended (settled)"
 
 
 async def measure(operator: str, state_dir: Path, jobs: int, nodes: int, progress: float, seconds: float,
@@ -157,7 +156,7 @@ async def measure(operator: str, state_dir: Path, jobs: int, nodes: int, progres
                 await harness.until_async(lambda: phases(stage), lambda p: p.count("Succeeded") == jobs, timeout, "every job Succeeded")
                 await harness.until_async(lambda: settled(stage), lambda n: n == jobs, timeout, "every job settled")
                 await harness.quiet(lambda: requests(stage), 2.0, 60)
-                result["daemons_ended_when_settled"] = log.read_text(errors="replace").count(DAEMON_ENDED)
+                result["passes_ended_when_settled"] = log.read_text(errors="replace").count(PASSES_ENDED)
                 cpu = proc.cpu_seconds()
                 finished = await window(stage, seconds)
                 result["finished"] = {"requests_per_job_per_minute": per_job_minute(finished, jobs, seconds),

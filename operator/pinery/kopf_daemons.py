@@ -9,11 +9,8 @@ pull requests #896 and #1183), because a daemon without a finalizer is not stopp
 object goes: Kopf forgets the object's memory on the DELETED event (`process_resource_event`,
 `memories.forget`) and leaves the daemon running.
 
-A kind whose daemon ends on its own once its object is gone may do without: the kind's DELETED
-event handler wakes the daemon, whose next pass reads the object, finds it gone (or another object
-of the same name, by its uid) and returns. Kopf then also drops the finalizer from objects that
-still carry it from an earlier version (no handler requires it: `allow_deletion`), once, on
-their next event.
+A daemon that holds nothing to clean up may do without: the pass queues' sentinel on Kopf's
+peering object (pinery.handlers.queues), which must never block that object's deletion.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def test_fsdpjob_steady_state(tmp_path):
         assert running.get("get pods/log", 0) > 0, running
         assert set(running) <= {"get pods/log", "patch fsdpjobs/status"}, running  # nothing but progress
     assert results["pinery"]["finished"]["requests_per_job_per_minute"] == 0.0
-    assert results["pinery"]["daemons_ended_when_settled"] == 2
+    assert results["pinery"]["passes_ended_when_settled"] == 2
 
 
 def test_vectorindex_convergence(tmp_path):

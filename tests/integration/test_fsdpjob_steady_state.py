@@ -1,6 +1,6 @@
 """What an FSDPJob costs the API server between changes: a running job's pass reads only rank
 0's new log lines (`sinceTime`) and writes progress when it moved; a finished job settles and
-keeps no daemon (pinery.fsdpjob.settling). Any change the daemon did not make (a pod, the spec)
+has no passes (pinery.fsdpjob.settling). Any change the passes did not make (a pod, the spec)
 still brings a full read.
 
 Requests are counted by the control plane itself, by verb and resource; watches (the test
@@ -45,13 +45,13 @@ def requests_over(plane, op, passes: int) -> dict[str, int]:
 
 def settle(plane, op) -> None:
     """Wait until two passes in a row read only the log. The pods' last events can reach Kopf's
-    watch after the job shows Running (more so on a loaded machine); each wakes the daemon for a
+    watch after the job shows Running (more so on a loaded machine); each wakes the job for a
     full read, which must not straddle a counting window."""
     wait_for(lambda: set(requests_over(plane, op, 2)) <= {"get pods/log"}, timeout=60, interval=0, what="a quiet pass")
 
 
 def passes_stopped(op) -> bool:
-    """No pass for 1 s, where a live daemon passes every 0.3 s (op's idle)."""
+    """No pass for 1 s, where a job with passes has one every 0.3 s (op's idle)."""
     before = op.passes()
     time.sleep(1.0)
     return op.passes() == before
@@ -82,7 +82,7 @@ def test_a_running_job_reads_only_new_log_lines_and_writes_only_progress(plane, 
     assert job["status"]["progress"]["totalSteps"] == 100
     assert set(requests_over(plane, op, 4)) == {"get pods/log"}
 
-    # A change the daemon did not make wakes it for a full read: rank 1 fails, the gang restarts.
+    # A change the passes did not make wakes the job for a full read: rank 1 fails, the gang restarts.
     kubelet.exit("steady", 1, 3)
     op.wait("steady", lambda j: h.status(j).get("restarts") == 1, what="the gang restart")
 
@@ -90,7 +90,7 @@ def test_a_running_job_reads_only_new_log_lines_and_writes_only_progress(plane, 
 def test_a_new_job_plans_its_first_pass_on_the_watched_body(plane, ns, kubelet, op):
     """A new job is neither read nor are its pods listed: the first pass plans on Kopf's body,
     and its first status write is conditional on that body's resourceVersion. Nothing else
-    writes the job first: it gets no finalizer (pinery.kopf_daemons)."""
+    writes the job first: it gets no finalizer (no handler of FSDPJobs requires one)."""
     start = len(op.kube.sent)
     h.create_job(plane, ns, "fresh", numNodes=2)
     kubelet.wait_pods("fresh", 2)
@@ -127,7 +127,7 @@ def test_a_new_job_whose_body_is_stale_is_read_and_nothing_is_written_over(plane
     assert len(kubelet.created("racy")) == 2
 
 
-def test_a_finished_job_settles_keeps_no_daemon_and_wakes_on_a_spec_change(plane, ns, kubelet, op):
+def test_a_finished_job_settles_has_no_passes_and_wakes_on_a_spec_change(plane, ns, kubelet, op):
     h.create_job(plane, ns, "done", numNodes=2)
     kubelet.wait_pods("done", 2)
     kubelet.run_all("done", 2)
@@ -137,20 +137,20 @@ def test_a_finished_job_settles_keeps_no_daemon_and_wakes_on_a_spec_change(plane
     op.wait_phase("done", "Succeeded")
     job = op.wait("done", lambda j: h.status(j).get("settledGeneration") == j["metadata"]["generation"], what="settled")
     assert h.status(job)["phase"] == "Succeeded" and len(kubelet.pods("done")) == 2  # finished pods stay for their logs
-    # Kopf stops the daemon on the event of that write. No daemon: no pass at all, where a live
-    # one would pass every 0.3 s (op's idle), and no request.
-    wait_for(lambda: passes_stopped(op), timeout=30, what="the daemon stopped")
+    # The event of that write ends the job's passes: no pass at all, where a job with passes has
+    # one every 0.3 s (op's idle), and no request.
+    wait_for(lambda: passes_stopped(op), timeout=30, what="the passes ended")
     passes, before = op.passes(), counts(plane)
     time.sleep(3.0)
     assert op.passes() == passes and counts(plane) == before
-    # A new generation spawns the daemon again: a ttlSecondsAfterFinished set after the end applies.
+    # A new generation brings the passes back: a ttlSecondsAfterFinished set after the end applies.
     h.patch_job(plane, ns, "done", {"ttlSecondsAfterFinished": 1})
     wait_for(lambda: h.get_job(plane, ns, "done") is None, timeout=30, what="the job deleted by its new ttl")
 
 
-def test_a_deleted_job_goes_at_once_and_its_daemon_ends(plane, ns, kubelet, op):
+def test_a_deleted_job_goes_at_once_and_its_passes_end(plane, ns, kubelet, op):
     """No finalizer holds a job: its deletion completes without the operator, and the DELETED
-    event wakes the daemon, whose pass finds the job gone and ends it."""
+    event ends the job's passes."""
     h.create_job(plane, ns, "brief", numNodes=2)
     kubelet.wait_pods("brief", 2)
     kubelet.run_all("brief", 2)
@@ -158,11 +158,11 @@ def test_a_deleted_job_goes_at_once_and_its_daemon_ends(plane, ns, kubelet, op):
     answer = plane.http("DELETE", h.jobs_path(ns, "brief"))
     assert answer.status_code == 200 and not answer.json()["metadata"].get("finalizers"), answer.text
     assert h.get_job(plane, ns, "brief") is None  # gone at once, held by nothing
-    wait_for(lambda: passes_stopped(op), timeout=30, what="the daemon ended")
+    wait_for(lambda: passes_stopped(op), timeout=30, what="the passes ended")
     kubelet.wait_no_pods("brief")  # the garbage collector, by the pods' ownerReferences
 
 
-def test_a_job_created_again_under_its_name_is_not_touched_by_the_old_ones_daemon(plane, ns, kubelet, op):
+def test_a_job_created_again_under_its_name_is_not_touched_by_the_old_ones_passes(plane, ns, kubelet, op):
     old = h.create_job(plane, ns, "again", numNodes=2)
     kubelet.wait_pods("again", 2)
     kubelet.run_all("again", 2)

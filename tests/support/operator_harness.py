@@ -120,10 +120,13 @@ class OperatorRun:
         self.close_client = close_client  # close services.kube.api_client on stop
         self.runner: kopf.testing.KopfRunner | None = None
         self._stack: contextlib.ExitStack | None = None
+        self.priority = 100  # Kopf's peering priority, when the settings name a peering
 
     def args(self) -> list[str]:
         scope = [f"--namespace={self.namespace}"] if self.namespace else ["--all-namespaces"]
-        return ["run", "--standalone", *scope, *(["--verbose"] if self.verbose else [])]
+        peering = self.services.settings.peering
+        ha = ["--peering", peering, "--priority", str(self.priority)] if peering else ["--standalone"]
+        return ["run", *ha, *scope, *(["--verbose"] if self.verbose else [])]
 
     def start(self) -> "OperatorRun":
         assert self._stack is None, "the operator is already running"

@@ -1,15 +1,13 @@
 """When a finished FSDPJob is settled: nothing is left for the operator to do or to wait for, so
-its daemon stops and no task is kept for it until its spec changes (docs/fsdpjob.md, "Finished
-jobs").
+its passes end and it keeps no entry in the operator's pass queue until its spec changes
+(docs/fsdpjob.md, "Finished jobs").
 
 A pass that finds the job so writes `status.settledGeneration`, the generation it settled at.
-The daemon's Kopf filter (`daemon_wanted`) turns false on the event of that write, and Kopf stops
-the daemon as one whose filter no longer matches (kopf/_core/engines/daemons.py, `match_daemons`,
-reason FILTERS_MISMATCH). Unlike a daemon that returns on its own (`_runner` puts those in
-`forever_stopped`), such a daemon is spawned again when the filter matches again: a new
-generation, as a spec edit makes (ttlSecondsAfterFinished set after the end, say). After a
-restart Kopf spawns no daemon for a settled job at all. No job carries a finalizer
-(pinery.kopf_daemons), so deleting one waits for nothing.
+The event of that write shows `daemon_wanted` false, and the FSDPJob event handler ends the
+job's passes (pinery.handlers.fsdpjob); a new generation, as a spec edit makes
+(ttlSecondsAfterFinished set after the end, say), shows it true again and brings them back.
+After a restart a settled job gets no passes at all. No job carries a finalizer, so deleting
+one waits for nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ FINISHED = ("Succeeded", "Failed")
 
 
 def daemon_wanted(status: Optional[dict[str, Any]], meta: dict[str, Any]) -> bool:
-    """The daemon's filter: False only for a job settled at its current generation."""
+    """Whether the job wants passes: False only for a job settled at its current generation."""
     status = status or {}
     settled_at = status.get("settledGeneration")
     return not (status.get("phase") in FINISHED and settled_at is not None and settled_at == (meta.get("generation") or 0))

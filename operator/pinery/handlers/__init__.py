@@ -13,9 +13,12 @@ from pinery.services import Services
 
 
 def register_all(registry: kopf.OperatorRegistry, services: Services) -> kopf.OperatorRegistry:
-    from pinery.handlers import backup_schedules, backups, fsdpjob, vectorindex
+    from pinery.handlers import backup_schedules, backups, fsdpjob, queues, vectorindex
 
-    for module in (vectorindex, fsdpjob, backups, backup_schedules):
+    # VectorIndexes and FSDPJobs, the kinds a fleet has thousands of, run their passes from a
+    # queue each; backups and their schedules, few and mostly idle, keep a Kopf daemon each.
+    passes = [vectorindex.register(registry, services), fsdpjob.register(registry, services)]
+    for module in (backups, backup_schedules):
         module.register(registry, services)
+    queues.register(registry, services, passes)
     return registry
-

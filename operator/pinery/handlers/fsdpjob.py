@@ -1,4 +1,5 @@
-"""FSDPJob handlers: one daemon per job runs the reconcile loop; pod events wake it.
+"""FSDPJob handlers: the kind's pass queue (pinery.handlers.pass_queue) runs each job's
+reconcile loop; watch events of the job, its pods and its Workload wake it.
 
 A pass reads the job, its pods, Service and ConfigMap from the API (not Kopf's cached body: the
 restart protocol needs to see its own status writes), except the first pass of a new job, which
@@ -43,30 +44,36 @@ from pinery.fsdpjob.plan import Plan
 from pinery.fsdpjob.settling import FINISHED
 from pinery.gateways.kube import KubeError
 from pinery.handlers.object_loop import ObjectLoop
-from pinery.kopf_daemons import without_finalizer
+from pinery.handlers.pass_queue import PassQueue
 from pinery.services import Services
 
 PLURAL = "fsdpjobs"
+# Kopf's per-object loggers are adapters of its own logger
+Logger = logging.Logger | logging.LoggerAdapter[Any]
 # Plans one pass may apply on the answers to its own writes before it reads everything again.
 MAX_ROUNDS = 4
 
 
 class Wakeups:
-    """The loop (`ObjectLoop`) of each job's daemon, and what cuts its sleep short: a change the
-    daemon did not make itself, that is a pod event (unless it is of a pod as the daemon created
-    it), or a new generation of the job's spec."""
+    """The loop (`ObjectLoop`) of each job with passes, and what brings its next pass forward: a
+    change the passes did not make themselves, that is a pod event (unless it is of a pod as a
+    pass created it), or a new generation of the job's spec."""
 
-    def __init__(self) -> None:
+    def __init__(self, make_loop: Callable[[tuple[str, str]], ObjectLoop] = lambda key: ObjectLoop()) -> None:
+        self._make_loop = make_loop
         self._loops: dict[tuple[str, str], ObjectLoop] = {}
         self._own: dict[tuple[str, str], dict[str, str | None]] = {}  # pod name -> resourceVersion it was created with
         # pod name -> the resourceVersions its events showed while its creation was in flight
         self._creating: dict[tuple[str, str], dict[str, set[str | None]]] = {}
         self._queues: dict[tuple[str, str], str | None] = {}  # the queue-name label the last pass read
-        # the names of the job's pods the watch shows (a job's, daemon or not: until the pods go)
+        # the names of the job's pods the watch shows (a job's, with passes or not: until the pods go)
         self._pods: dict[tuple[str, str], set[str]] = {}
 
     def loop(self, namespace: str, name: str) -> ObjectLoop:
-        return self._loops.setdefault((namespace, name), ObjectLoop())
+        key = (namespace, name)
+        if key not in self._loops:
+            self._loops[key] = self._make_loop(key)
+        return self._loops[key]
 
     def event(self, namespace: str, name: str) -> asyncio.Event:
         return self.loop(namespace, name).wake
@@ -83,13 +90,13 @@ class Wakeups:
             loop.pass_read(generation)
 
     def job_changed(self, namespace: str, name: str, generation: int | None) -> None:
-        loop = self._loops.get((namespace, name))  # none: no daemon (yet, or any more)
+        loop = self._loops.get((namespace, name))  # none: no passes (yet, or any more)
         if loop is not None:
             loop.event_showed(generation)
 
     def queue_label(self, namespace: str, name: str, value: str | None, read: bool = False) -> None:
         """The job's queue-name label, as a pass read it (`read`) or an event shows it: a label
-        changed since the last pass wakes the daemon (labels keep the generation), so that the
+        changed since the last pass wakes the job (labels keep the generation), so that the
         Workload follows at once (kueue.queue_change)."""
         key, value = (namespace, name), value or None
         if read:
@@ -144,16 +151,15 @@ class Wakeups:
             self.wake(namespace, job)
 
     def deleted(self, namespace: str, name: str) -> None:
-        """The job is gone: wake its daemon, whose next pass finds it so and ends (the daemon has
-        no finalizer, so Kopf does not stop it: pinery.kopf_daemons), and let a new job of the
-        same name have a loop of its own."""
+        """The job is gone: a pass in flight writes nothing more (`ObjectLoop.gone`), and a new
+        job of the same name gets a loop of its own."""
         loop = self._loops.pop((namespace, name), None)
         if loop is not None:
             loop.gone = True
             loop.wake.set()
 
     def forget(self, namespace: str, name: str, loop: ObjectLoop) -> None:
-        """The daemon that ran `loop` has ended; what it kept goes, unless a new job of the
+        """The passes that ran `loop` have ended; what they kept goes, unless a new job of the
         same name (created after the old one's deletion) has its own loop by now."""
         key = (namespace, name)
         if self._loops.get(key, loop) is not loop:
@@ -164,51 +170,56 @@ class Wakeups:
         self._queues.pop(key, None)
 
 
-def register(registry: kopf.OperatorRegistry, services: Services) -> None:
+def register(registry: kopf.OperatorRegistry, services: Services) -> PassQueue:
+    """The handlers of FSDPJobs, and the queue that runs their passes (started and stopped by
+    pinery.handlers.queues)."""
     resource = (GROUP, VERSION, PLURAL)
-    wakeups = Wakeups()
+    queue = PassQueue("FSDPJob", services.settings.workers, paused=bool(services.settings.peering))
+    wakeups = Wakeups(lambda key: queue.wired(key, ObjectLoop()))
+
+    def start(namespace: str, name: str, body: kopf.Body, logger: Any) -> None:
+        """Run passes for the job from now on. Its logger posts warnings as Events on the job,
+        as Kopf's daemon loggers did."""
+        key = (namespace, name)
+        job = JobLoop(namespace, name, services, kopf.ObjectLogger(body=body, settings=logger.extra["settings"]), wakeups,
+                      has_pods=lambda: wakeups.has_pods(namespace, name), watched=body, uid=body.get("metadata", {}).get("uid"))
+
+        def ended(why: str) -> None:
+            wakeups.forget(namespace, name, job.loop)
+            if why != "settled":
+                services.metrics.forget_job(namespace, name)  # settled: its last gauges stay
+            logger.info("FSDPJob %s/%s: passes ended (%s)", namespace, name, why)
+
+        queue.add(key, job.loop, job.step, on_error=job.failed, on_end=ended)
 
     # Handler ids are explicit, and equal to the ids Kopf derived from the functions'
-    # __qualname__ before (kopf.get_callable_id), under which it keeps its progress in the
-    # objects' annotations: existing jobs keep working. Never change them.
-    # No daemon for a settled job (pinery.fsdpjob.settling): Kopf stops it when the filter turns
-    # false and spawns it again when a new generation turns it true.
-    daemon_id = "register.<locals>.fsdpjob_daemon"
-
-    @kopf.daemon(*resource, id=daemon_id, registry=registry, cancellation_timeout=5.0,
-                 when=lambda status, meta, **_: settling.daemon_wanted(status, meta))
-    async def fsdpjob_daemon(namespace, name, stopped, logger, body, **_):
-        job = JobLoop(namespace, name, services, logger, wakeups, has_pods=lambda: wakeups.has_pods(namespace, name),
-                      watched=body, uid=body.get("metadata", {}).get("uid"))
-        try:
-            await job.loop.run(job.step, stopped, on_error=job.failed)
-        finally:
-            wakeups.forget(namespace, name, job.loop)
-            settled = bool(stopped.reason and kopf.DaemonStoppingReason.FILTERS_MISMATCH in stopped.reason)
-            if not settled:
-                services.metrics.forget_job(namespace, name)  # settled: its last gauges stay
-            # Settled, Kopf stops the daemon; a pass in flight then (woken by a pod's last event,
-            # say) is cancelled at once, which the restart protocol makes as safe as a crash.
-            logger.info("FSDPJob %s/%s: daemon ended (%s)", namespace, name, "settled" if settled else "stopped or gone")
-
-    # No finalizer on jobs: deleting one never waits for the operator (nor for one that is down
-    # or uninstalled), and a new job costs no finalizer write. The children go with the job by
-    # their ownerReferences; the daemon of a deleted job ends at its next pass, which the DELETED
-    # event below brings at once (pinery.kopf_daemons).
-    without_finalizer(registry, daemon_id)
-
+    # __qualname__ before (kopf.get_callable_id): never change them.
+    # Every event of a job, the first listing's too, comes here: a job with work left and no
+    # passes gets them; one settled (pinery.fsdpjob.settling) or being deleted has none. Jobs
+    # carry no finalizer: deleting one never waits for the operator (nor for one that is down or
+    # uninstalled), and the children go with it by their ownerReferences.
     @kopf.on.event(*resource, id="register.<locals>.fsdpjob_event", registry=registry)
-    async def fsdpjob_event(type, namespace, name, meta, status, **_):
+    async def fsdpjob_event(type, namespace, name, meta, status, body, logger, **_):
+        queue.start()  # once: in a handler's context (PassQueue.start)
+        key = (namespace, name)
         if type == "DELETED":
             services.metrics.forget_job(namespace, name)
-            wakeups.deleted(namespace, name)
+            wakeups.deleted(namespace, name)  # a pass in flight writes nothing more
+            queue.end(key, "gone")
             return
-        # every job's phase, a settled one's too, which has no daemon to count it
+        # every job's phase, a settled one's too, which has no passes to count it
         services.metrics.job_phase(namespace, name, (status or {}).get("phase"))
-        wakeups.job_changed(namespace, name, meta.get("generation"))
+        if meta.get("deletionTimestamp"):
+            queue.end(key, "deleted")  # the children go with it (ownerReferences)
+        elif not settling.daemon_wanted(status, meta):
+            queue.end(key, "settled")
+        elif key not in queue:
+            start(namespace, name, body, logger)
+        else:
+            wakeups.job_changed(namespace, name, meta.get("generation"))
         wakeups.queue_label(namespace, name, (meta.get("labels") or {}).get(kueue.QUEUE_LABEL))
 
-    # A job's Workload changed (Kueue admitted or evicted it, ...): wake its daemon. Kopf
+    # A job's Workload changed (Kueue admitted or evicted it, ...): wake the job. Kopf
     # watches the resource once its CRD exists (none without Kueue).
     @kopf.on.event("kueue.x-k8s.io", "v1beta2", "workloads", id="fsdpjob_workload_event",
                    labels={kueue.JOB_UID_LABEL: kopf.PRESENT}, registry=registry)
@@ -234,6 +245,8 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     async def fsdpjob_pod_event(type, namespace, name, labels, meta, **_):
         wakeups.pod_seen(namespace, labels[LABEL_JOB], name, gone=type == "DELETED")
         wakeups.pod_changed(namespace, labels[LABEL_JOB], name, meta.get("resourceVersion"))
+
+    return queue
 
 
 async def release_orphan(kube: Any, namespace: str, name: str, meta: dict, owner: dict) -> None:
@@ -307,7 +320,7 @@ class JobLoop:
     """One job's passes, run by its `ObjectLoop`; keeps the refused creations, the snapshot of
     the last settled pass and the place in rank 0's log between them."""
 
-    def __init__(self, namespace: str, name: str, services: Services, logger: logging.Logger, wakeups: Wakeups | None = None,
+    def __init__(self, namespace: str, name: str, services: Services, logger: Logger, wakeups: Wakeups | None = None,
                  has_pods: Callable[[], bool] | None = None, watched: Mapping[str, Any] | None = None,
                  uid: str | None = None):
         self.namespace, self.name = namespace, name
@@ -625,7 +638,7 @@ class Applied:
     stale: bool = False  # a patch's resourceVersion precondition failed (409)
 
 
-async def apply(result: Plan, job: dict, services: Services, logger: logging.Logger, wakeups: Wakeups,
+async def apply(result: Plan, job: dict, services: Services, logger: Logger, wakeups: Wakeups,
                 precondition: str | None = None, gone: Callable[[], bool] = lambda: False) -> Applied:
     """Apply the plan's steps in order; with `precondition`, the status write only if the job's
     resourceVersion is still that (it was planned on the watch's body, not a read). Once `gone`

@@ -1,5 +1,6 @@
-"""One object's reconcile loop, the same for every kind: a Kopf daemon per object runs passes
-and sleeps between them.
+"""One object's reconcile loop, the same for every kind: passes, and waits between them. The
+backup kinds run it in a Kopf daemon per object (`ObjectLoop.run`); VectorIndexes and FSDPJobs
+from their kind's pass queue (pinery.handlers.pass_queue), which keeps the same meaning.
 
 The sleep lasts until the next pass is due (the pass says when), or less: a change the loop did
 not make itself wakes it (a new generation of the spec, or whatever the kind's watch handlers

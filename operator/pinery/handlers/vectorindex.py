@@ -1,14 +1,14 @@
-"""VectorIndex handlers: one daemon per object runs the reconcile loop; the finalizer releases
-the index.
+"""VectorIndex handlers: the kind's pass queue (pinery.handlers.pass_queue) runs each object's
+reconcile loop; the finalizer releases the index.
 
 A pass reads the object fresh from the API, compares the spec with the immutable fields its
 index was accepted with, reads the API key, looks at the index (a describe, or during a resync
 sweep the listing shared by every object of the key), asks `pinery.vectorindex.decisions.decide`
-what to do, does it, and writes status and Events. The daemon then sleeps: a short readiness
+what to do, does it, and writes status and Events. The next pass is then due after a short readiness
 poll while Pinecone works, a backoff after a failure, else until the next fleet-wide sweep. A
 new generation of the spec wakes it at once.
 
-Waiting is a sleep in the daemon, not a handler failure: Kopf's TemporaryError retries would log
+Waiting is a due time in the queue, not a handler failure: Kopf's TemporaryError retries would log
 every readiness poll as an error, post it as an Event and rewrite progress annotations each time.
 """
 
@@ -31,6 +31,7 @@ from pinery.gateways.kube import KubeError
 from pinery.gateways.pinecone import PineconeCallError
 from pinery.handlers import pinecone_keys
 from pinery.handlers.object_loop import ObjectLoop, jitter
+from pinery.handlers.pass_queue import PassQueue
 from pinery.services import Services
 from pinery.vectorindex import accepted, deletion
 from pinery.vectorindex.decisions import (
@@ -55,7 +56,8 @@ from pinery.vectorindex.status import READY, next_status, status_changes
 KIND = "VectorIndex"
 PLURAL = "vectorindexes"
 # When the finalizer gives up on Pinecone: `pinery.vectorindex.deletion`.
-# A daemon in the middle of a Pinecone call gets this long to finish it when stopped.
+# A pass in the middle of a Pinecone call gets this long to finish it when the operator stops
+# or the object is deleted.
 STOP_GRACE_SECONDS = 30.0
 # The Pinecone calls that make an index (status.createSentAt guards them).
 CREATING = ("create_index", "create_index_from_backup")
@@ -64,12 +66,11 @@ log = logging.getLogger("pinery.vectorindex")
 
 
 class Memory(ObjectLoop):
-    """What one object's daemon keeps between passes: the shared loop's state (wake-up,
+    """What one object keeps between passes: the shared loop's state (wake-up,
     generations, failures in a row, Retry-After hold) and VectorIndex's own."""
 
     def __init__(self, **clock: Any) -> None:
         super().__init__(**clock)
-        self.done = asyncio.Event()
         self.polls = 0  # consecutive readiness polls
         self.sweep: int | None = None  # the resync sweep the next pass belongs to
         self.upcoming_sweep: int | None = None  # the sweep the last pass said to wait for
@@ -78,7 +79,7 @@ class Memory(ObjectLoop):
         self.finalizer_seen = False  # a watch event showed the finalizer since the last unguarded pass
 
     def event_wakes(self, meta: dict) -> bool:
-        """Whether a watch event showing `meta` wakes the daemon: a newer generation, or the
+        """Whether a watch event showing `meta` wakes the object: a newer generation, or the
         finalizer a pass is waiting for (once: a second wake would bring a pass too many)."""
         wake = self.generations.event_showed(meta.get("generation"))
         if has_finalizer(meta):
@@ -95,17 +96,17 @@ class Next:
     sweep: int | None = None
 
 
-def register(registry: kopf.OperatorRegistry, services: Services) -> None:
+def register(registry: kopf.OperatorRegistry, services: Services) -> PassQueue:
+    """The handlers of VectorIndexes, and the queue that runs their passes (started and stopped
+    by pinery.handlers.queues)."""
     resource = (GROUP, VERSION, PLURAL)
+    queue = PassQueue(KIND, services.settings.workers, grace=STOP_GRACE_SECONDS, paused=bool(services.settings.peering))
     memories: dict[tuple[str, str], Memory] = {}
     one_pass = services.metrics.timed(KIND, "reconcile")(reconcile)
 
-    # Handler ids are explicit, and equal to the ids Kopf derived from the function names before
-    # (its progress and diff-base annotations are stored under them): existing objects keep
-    # working. Never rename them.
-    @kopf.daemon(*resource, id="vectorindex_daemon", registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
-    async def vectorindex_daemon(namespace, name, stopped, **_):
-        memory = memories[(namespace, name)] = Memory()
+    def start(namespace: str, name: str) -> None:
+        key = (namespace, name)
+        memory = memories[key] = queue.wired(key, Memory())
 
         async def step() -> float | None:
             # A pass woken early is no sweep: it describes its own index.
@@ -123,33 +124,44 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             services.metrics.reconciled(KIND, "error")
             return delay
 
-        try:
-            await memory.run(step, stopped, on_error=failed)
-        finally:
-            memory.done.set()
-            if memories.get((namespace, name)) is memory:
-                del memories[(namespace, name)]
+        def ended(why: str) -> None:
+            if memories.get(key) is memory:
+                del memories[key]
                 services.metrics.forget_index(namespace, name)  # gone, or another replica's now
 
+        queue.add(key, memory, step, on_error=failed, on_end=ended)
+
+    # Handler ids are explicit, and equal to the ids Kopf derived from the function names before
+    # (its progress and diff-base annotations are stored under them): existing objects keep
+    # working. Never rename them.
+    # Every event of an index, the first listing's too, comes here: one without passes gets
+    # them once its finalizer is on it (Kopf puts it there on the object's first event; until
+    # then a deletion would not wait for the finalizer below, so nothing may touch Pinecone);
+    # one being deleted has none (the finalizer takes over).
     @kopf.on.event(*resource, id="vectorindex_event", registry=registry)
-    async def vectorindex_event(namespace, name, meta, **_):
-        memory = memories.get((namespace, name))
-        if memory is None:
+    async def vectorindex_event(type, namespace, name, meta, **_):
+        queue.start()  # once: in a handler's context (PassQueue.start)
+        key = (namespace, name)
+        if type == "DELETED" or meta.get("deletionTimestamp"):
+            queue.end(key, "deleted")  # after the pass in flight, which the finalizer waits for
             return
-        if memory.event_wakes(meta):
+        memory = memories.get(key)
+        if memory is None:
+            if has_finalizer(meta):
+                start(namespace, name)
+        elif memory.event_wakes(meta):
             log.debug("VectorIndex %s/%s: woken by a watch event (generation %s)", namespace, name, meta.get("generation"))
             memory.wake.set()
 
     @kopf.on.delete(*resource, id="vectorindex_delete", registry=registry)
     @services.metrics.timed(KIND, "delete")
     async def vectorindex_delete(body, namespace, name, **_):
-        memory = memories.get((namespace, name))
-        if memory is not None:  # let a pass in flight finish before looking at Pinecone
-            try:
-                await asyncio.wait_for(memory.done.wait(), STOP_GRACE_SECONDS)
-            except asyncio.TimeoutError:
-                pass
+        queue.end((namespace, name), "deleted")
+        # let a pass in flight finish before looking at Pinecone
+        await queue.until_idle((namespace, name), STOP_GRACE_SECONDS)
         await release(dict(body), services)
+
+    return queue
 
 
 # --- reconcile --------------------------------------------------------------------------
@@ -163,10 +175,11 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
     old = obj["status"] = obj.get("status") or {}  # one dict, which before_create extends
     memory.unguarded = not has_finalizer(meta)
     if memory.unguarded:
-        # Kopf starts the daemon before it puts its finalizer on the object, and an object
-        # deleted in that gap vanishes without the finalizer ever looking at Pinecone: an
-        # index created now could be left behind. Nothing is done until the finalizer is there;
-        # its event wakes the daemon, or came while this pass read a stale copy.
+        # An object deleted before Kopf put its finalizer on it vanishes without the finalizer
+        # ever looking at Pinecone: an index created now could be left behind. Passes start
+        # only once an event shows the finalizer (register), and still do nothing until the
+        # object they read has it; its event wakes the object, or came while this pass read a
+        # stale copy.
         log.debug("VectorIndex %s/%s: waiting for the finalizer before acting", namespace, name)
         seen, memory.finalizer_seen = memory.finalizer_seen, False
         return Next(0.0 if seen else services.vectorindex_timing.poll(0))
