@@ -1,6 +1,6 @@
 """A Kopf daemon registered without a finalizer (pinery.kopf_daemons). That Kopf then puts none
-on the objects, and drops one an earlier version put, is shown with Kopf running:
-tests/integration/test_fsdpjob_steady_state.py."""
+on its object is shown with Kopf running: the pass queues' sentinel on the peering object,
+tests/integration/test_peering_pause.py."""
 
 import dataclasses
 

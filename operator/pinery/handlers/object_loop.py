@@ -115,6 +115,13 @@ class ObjectLoop:
 
     # --- the loop -------------------------------------------------------------------------
 
+    def begin_pass(self) -> None:
+        """A pass starts: a wake-up that came after the last one ended (while it waited, or
+        during a Retry-After hold) counts too, since a pass that plans on what it read before
+        must know of it before the flag is cleared."""
+        self.woken = self.woken or self.wake.is_set()
+        self.wake.clear()
+
     async def run(self, one_pass: Callable[[], Awaitable[Optional[float]]], stopped: Any, *,
                   on_error: Callable[[Exception], float]) -> None:
         """Run passes until one returns None (the object is gone) or Kopf stops the daemon.
@@ -126,10 +133,7 @@ class ObjectLoop:
             if hold > 0:  # woken early, but Retry-After still holds
                 await self._sleep(asyncio.Event(), stopped, hold)
                 continue
-            # A wake-up that came after the sleep (during a Retry-After hold, say) counts too:
-            # a pass that plans on what it read before must know of it before it is cleared.
-            self.woken = self.woken or self.wake.is_set()
-            self.wake.clear()
+            self.begin_pass()
             try:
                 delay = await one_pass()
             except Exception as exc:  # never a crash loop: back off, look again

@@ -243,10 +243,7 @@ class PassQueue:
         if loop.not_before > now:  # woken early, but Retry-After still holds
             self._schedule(entry, loop.not_before)
             return
-        # A wake-up that came while the pass waited (or during a hold) counts too: a pass that
-        # plans on what it read before must know of it before it is cleared.
-        loop.woken = loop.woken or loop.wake.is_set()
-        loop.wake.clear()
+        loop.begin_pass()
         entry.running = True
         try:
             delay = await entry.step()
