@@ -5,7 +5,8 @@
     python benchmarks/floor_operator.py noop --kubeconfig PATH
 
 Set up exactly as pinery is (`kopf_settings`, `operator_kwargs`, the login handler built from
-the same client, standalone, all namespaces), with other handlers:
+the same client, standalone, all namespaces; only Kopf's diff base is Kopf's own, as the floor
+has change handlers on FSDPJobs), with other handlers:
 
 - `fsdpjob`: one `on.create` handler per FSDPJob that creates the children pinery would (the
   same pure builders: Service, trainer ConfigMap, one pod per node) and writes the status once;
@@ -93,7 +94,10 @@ def main() -> int:
     configure_logging(settings)
     services = Services.create(settings, args.kubeconfig)
     asyncio.run(kopf.operator(
-        registry=registry_for(args.mode, services), settings=kopf_settings(settings), **operator_kwargs(settings),
+        # Kopf's own diff base for every kind: the floor's FSDPJob handlers are change handlers
+        # (pinery.kopf_diffbase).
+        registry=registry_for(args.mode, services), settings=kopf_settings(settings, event_only_kinds=()),
+        **operator_kwargs(settings),
     ))
     return 0
 

@@ -6,13 +6,14 @@ import asyncio
 import logging
 import secrets
 import threading
-from typing import Any
+from typing import Any, Iterable
 
 import kopf
 
 from pinery.api.base import FINALIZER
 from pinery.handlers import register_all
 from pinery.kopf_connections import bounded_session, connection_limit
+from pinery.kopf_diffbase import EVENT_ONLY_KINDS, EventOnlyAwareDiffBase
 from pinery.services import Services
 from pinery.settings import OperatorSettings
 
@@ -21,12 +22,14 @@ from pinery.settings import OperatorSettings
 ANNOTATION_PREFIX = "pinery.dev"
 
 
-def kopf_settings(settings: OperatorSettings) -> kopf.OperatorSettings:
+def kopf_settings(settings: OperatorSettings, event_only_kinds: Iterable[tuple[str, str]] = EVENT_ONLY_KINDS) -> kopf.OperatorSettings:
+    """Kopf's settings; `event_only_kinds`: the kinds whose handlers are all `on.event`
+    (pinery.kopf_diffbase)."""
     ks = kopf.OperatorSettings()
     ks.persistence.finalizer = FINALIZER
     ks.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=ANNOTATION_PREFIX)
-    ks.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=ANNOTATION_PREFIX, key="last-handled-configuration"
+    ks.persistence.diffbase_storage = EventOnlyAwareDiffBase(
+        event_only=event_only_kinds, prefix=ANNOTATION_PREFIX, key="last-handled-configuration"
     )
     # Events are posted explicitly (kopf.event) for state changes, not for every log line.
     ks.posting.level = logging.WARNING
