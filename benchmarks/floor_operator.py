@@ -51,6 +51,10 @@ def registry_for(mode: str, services: Services) -> kopf.OperatorRegistry:
         info = connection_info(services.kube.api_client.configuration)
         return bounded_session(info, connection_limit(services.settings.namespaces))
 
+    @kopf.on.cleanup(registry=registry)
+    async def close(**_: Any) -> None:
+        await services.kube.close()
+
     if mode in ("fsdpjob", "steady"):
         @kopf.on.create(GROUP, VERSION, "fsdpjobs", registry=registry)
         async def create_children(body, spec, namespace, name, meta, **_):

@@ -47,6 +47,13 @@ def build_registry(services: Services) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
     register_all(registry, services)
 
+    # Registered after the handlers' own cleanups (Kopf runs them one after another, in this
+    # order: kopf/_core/actions/execution.py, `execute_handlers_once`), so that the passes
+    # have stopped before their connections close.
+    @kopf.on.cleanup(id="kube_connections_close", registry=registry)
+    async def kube_connections_close(**_: Any) -> None:
+        await services.kube.close()
+
     @kopf.on.login(id="build_registry.<locals>.pinery_login", registry=registry)  # the implicit id, kept
     async def pinery_login(**_: Any) -> kopf.AiohttpSession:
         # One source of credentials: the same configuration the operator's own client uses;

@@ -59,8 +59,6 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
     from pinery.fsdpjob import log_streams
     from pinery.gateways.kube import KubeError
 
@@ -78,12 +76,12 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a missing or broken kubeconfig: the client's own words
         return _error(f"cannot load the cluster's configuration: {exc}")
     try:
-        job = asyncio.run(kube.get("FSDPJob", namespace, args.job))
+        job = kube.sync(kube.get("FSDPJob", namespace, args.job))
         if job is None:
             return _error(f"fsdpjob {args.job} not found in namespace {namespace}")
         from pinery.fsdpjob.naming import LABEL_JOB
 
-        pods = asyncio.run(kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={args.job}"))
+        pods = kube.sync(kube.list("Pod", namespace, label_selector=f"{LABEL_JOB}={args.job}"))
     except KubeError as exc:
         return _error(exc.message)
     n = int((job.get("spec") or {}).get("numNodes") or 0)
@@ -173,17 +171,13 @@ class _Reader:
         return 1 if self.failed else 0
 
     def _job(self) -> dict[str, Any] | None:
-        import asyncio
-
-        job: dict[str, Any] | None = asyncio.run(self.kube.get("FSDPJob", self.namespace, self.job))
+        job: dict[str, Any] | None = self.kube.sync(self.kube.get("FSDPJob", self.namespace, self.job))
         return job
 
     def _pod(self, rank: int) -> dict[str, Any] | None:
-        import asyncio
-
         from pinery.fsdpjob.naming import pod_name
 
-        pod: dict[str, Any] | None = asyncio.run(self.kube.get("Pod", self.namespace, pod_name(self.job, rank)))
+        pod: dict[str, Any] | None = self.kube.sync(self.kube.get("Pod", self.namespace, pod_name(self.job, rank)))
         return pod
 
     def _follow_node(self, rank: int, attempt: int, wait: float | None, out: Any) -> None:

@@ -89,7 +89,6 @@ def can_draw_unicode(stream: Any) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
     import shutil
 
     from pinery.fsdpjob.naming import TRAINER_CONTAINER, pod_name
@@ -112,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         return job, log
 
     try:
-        job, log = asyncio.run(read())
+        job, log = kube.sync(read())
     except KubeError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

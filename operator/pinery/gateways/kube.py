@@ -1,19 +1,23 @@
 """The Kubernetes API as the operator uses it, beyond what Kopf does for its own resources.
 
-A thin generic layer over the official client's ApiClient: paths are derived from
-apiVersion/kind for the few kinds pinery touches, bodies and results are plain dicts, and
-calls run in worker threads so that handlers stay async. 404 on delete and 409 on create are
+A thin generic layer: paths are derived from apiVersion/kind for the few kinds pinery touches,
+bodies and results are plain dicts, and requests are coroutines on the event loop
+(pinery.gateways.kube_http), set up from the official client's configuration. 404 on delete and 409 on create are
 answers, not errors: handlers are idempotent and re-run after crashes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from typing import Any, Iterator
+from typing import Any, Awaitable, Iterator, TypeVar
+
+from pinery.gateways.kube_http import Transport
 
 # A Kubernetes object or list as JSON: the operator reads and writes plain dicts.
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 # kind -> (apiVersion, plural) for every kind pinery reads or writes itself; a kind that two
 # API groups define is keyed `Kind.group` (`kind_key`).
@@ -104,37 +108,39 @@ def path_for(kind: str, namespace: str | None, name: str | None = None, subresou
 
 class Kube:
     def __init__(self, api_client: Any):
-        self.api_client = api_client
+        self.api_client = api_client  # its configuration says where and how; it streams logs for the CLI
+        self.transport = Transport(api_client.configuration)
 
-    def _request(self, method: str, path: str, *, body: Any = None, query: dict[str, Any] | None = None,
-                 content_type: str = "application/json", raw: bool = False) -> Any:
-        import json
-
-        serialized = self.api_client.param_serialize(
-            method,
-            path,
-            query_params=list((query or {}).items()),
-            header_params={"Accept": "application/json", "Content-Type": content_type},
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-        response = self.api_client.call_api(*serialized)
-        data = response.read() or b""
-        if response.status >= 400:
-            raise KubeError(response.status, _status_message(data, response.reason))
-        text = data.decode("utf-8", errors="replace")
-        if raw:
-            return text
-        return json.loads(text) if text else {}
-
-    async def _run(self, *args: Any, **kwargs: Any) -> Obj:
-        """A request in a worker thread; its JSON answer (an object or a list)."""
-        result: Obj = await asyncio.to_thread(self._request, *args, **kwargs)
+    async def _run(self, method: str, path: str, *, body: Any = None, query: dict[str, Any] | None = None,
+                   content_type: str = "application/json") -> Obj:
+        """A request; its JSON answer (an object or a list)."""
+        text = await self._run_text(method, path, body=body, query=query, content_type=content_type)
+        result: Obj = json.loads(text) if text else {}
         return result
 
-    async def _run_text(self, *args: Any, **kwargs: Any) -> str:
-        text: str = await asyncio.to_thread(self._request, *args, raw=True, **kwargs)
-        return text
+    async def _run_text(self, method: str, path: str, *, body: Any = None, query: dict[str, Any] | None = None,
+                        content_type: str = "application/json") -> str:
+        data = json.dumps(body).encode() if body is not None else None
+        status, answer, reason = await self.transport.request(method, path, query=query, body=data, content_type=content_type if data else None)
+        if status >= 400:
+            raise KubeError(status, _status_message(answer, reason))
+        return answer.decode("utf-8", errors="replace")
+
+    async def close(self) -> None:
+        """Close the connections this event loop opened."""
+        await self.transport.close()
+
+    def sync(self, request: Awaitable[T]) -> T:
+        """`request` (a coroutine of this client's) run to its end from synchronous code (the
+        CLI), on an event loop of its own whose connections close with it."""
+
+        async def once() -> T:
+            try:
+                return await request
+            finally:
+                await self.close()
+
+        return asyncio.run(once())
 
     async def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
         try:
@@ -267,8 +273,6 @@ class Kube:
 
 
 def _status_message(data: bytes, reason: Any) -> str:
-    import json
-
     try:
         message = json.loads(data).get("message")
         return message if isinstance(message, str) and message else str(reason)
