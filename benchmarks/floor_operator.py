@@ -29,6 +29,7 @@ from typing import Any
 
 import kopf
 
+from pinery import tls_buffers
 from pinery.api.base import GROUP, VERSION
 from pinery.api.fsdpjob import FSDPJobSpec
 from pinery.fsdpjob import progress_from_logs
@@ -97,6 +98,7 @@ def main() -> int:
     settings = OperatorSettings.from_env()
     configure_logging(settings)
     services = Services.create(settings, args.kubeconfig)
+    tls_buffers.shrink()  # as `pinery.runtime.operate` does
     asyncio.run(kopf.operator(
         # Kopf's own diff base for every kind: the floor's FSDPJob handlers are change handlers
         # (pinery.kopf_diffbase).

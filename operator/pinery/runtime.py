@@ -10,6 +10,7 @@ from typing import Any, Iterable
 
 import kopf
 
+from pinery import tls_buffers
 from pinery.api.base import FINALIZER
 from pinery.handlers import register_all
 from pinery.kopf_connections import bounded_session, connection_limit
@@ -20,6 +21,8 @@ from pinery.settings import OperatorSettings
 # Kopf keeps its bookkeeping in annotations under this prefix (not in status: the CRDs'
 # status schemas would prune it).
 ANNOTATION_PREFIX = "pinery.dev"
+LIST_CHUNK = 50
+WORKER_IDLE_SECONDS = 0.5
 
 
 def kopf_settings(settings: OperatorSettings, event_only_kinds: Iterable[tuple[str, str]] = EVENT_ONLY_KINDS) -> kopf.OperatorSettings:
@@ -34,6 +37,18 @@ def kopf_settings(settings: OperatorSettings, event_only_kinds: Iterable[tuple[s
     # Events are posted explicitly (kopf.event) for state changes, not for every log line.
     ks.posting.level = logging.WARNING
     ks.watching.server_timeout = 300
+    # The first listing of each resource in pages of 50 (kopf/_cogs/clients/fetching.py,
+    # `fetch_objs`). Unpaged, a restarted operator kept one whole listing per resource for good:
+    # traced, 28 MiB of decoded JSON over 1,000 objects, held by Kopf's listing generators
+    # (`continuous_watch` suspended at its yield of a listed object, and `fetch_objs`); a page is
+    # all it can keep (docs/performance.md, "Operator memory"). 10,000 pods take 200 requests.
+    ks.watching.chunk_size = LIST_CHUNK
+    # Kopf keeps a worker task (with the object's last event) per object for this long after its
+    # last event (kopf/_core/reactor/queueing.py, `worker`): at 5 s, Kopf's default, a burst of
+    # 1,000 new objects and their pods kept thousands at once. Pinery's handlers of every kind
+    # return at once (passes run from pinery.handlers.pass_queue), so a worker has nothing to
+    # wait for once its events are handled.
+    ks.queueing.idle_timeout = WORKER_IDLE_SECONDS
     ks.watching.client_timeout = 330
     ks.networking.request_timeout = 60
     ks.peering.standalone = not settings.peering
@@ -128,6 +143,8 @@ async def operate(
     settings = services.settings
     if settings.metrics_port:
         services.metrics.serve(settings.metrics_port)
+    tls_buffers.shrink()
+    await asyncio.to_thread(services.pinecone.warm_up)
     await kopf.operator(
         registry=build_registry(services),
         settings=kopf_settings(settings),
