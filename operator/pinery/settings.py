@@ -33,7 +33,7 @@ class OperatorSettings:
     # Seconds between reads of a running FSDPJob's progress (rank 0's new log lines).
     fsdpjob_progress_seconds: float = 30.0
     # Most passes of one kind (VectorIndex, FSDPJob) running at once (pinery.handlers.pass_queue).
-    workers: int = 16
+    workers: int = 32
     # Most Pinecone API calls in flight at once.
     pinecone_concurrency: int = 8
     # Identifies this cluster in the ownership tags of the Pinecone indexes it creates.
