@@ -45,9 +45,9 @@ def kopf_settings(settings: OperatorSettings, event_only_kinds: Iterable[tuple[s
     ks.watching.chunk_size = LIST_CHUNK
     # Kopf keeps a worker task (with the object's last event) per object for this long after its
     # last event (kopf/_core/reactor/queueing.py, `worker`): at 5 s, Kopf's default, a burst of
-    # 1,000 new objects and their pods kept thousands at once. Pinery's handlers of every kind
-    # return at once (passes run from pinery.handlers.pass_queue), so a worker has nothing to
-    # wait for once its events are handled.
+    # 1,000 new objects and their pods kept thousands at once. A worker has nothing to do once
+    # its object's events are handled (the passes run from pinery.handlers.pass_queue), and the
+    # next event starts another.
     ks.queueing.idle_timeout = WORKER_IDLE_SECONDS
     ks.watching.client_timeout = 330
     ks.networking.request_timeout = 60
