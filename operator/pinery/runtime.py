@@ -12,6 +12,7 @@ import kopf
 
 from pinery import tls_buffers
 from pinery.api.base import FINALIZER
+from pinery.gateways.kube_http import REQUEST_TIMEOUT
 from pinery.handlers import register_all
 from pinery.kopf_connections import bounded_session, connection_limit
 from pinery.kopf_diffbase import EVENT_ONLY_KINDS, EventOnlyAwareDiffBase
@@ -50,7 +51,7 @@ def kopf_settings(settings: OperatorSettings, event_only_kinds: Iterable[tuple[s
     # next event starts another.
     ks.queueing.idle_timeout = WORKER_IDLE_SECONDS
     ks.watching.client_timeout = 330
-    ks.networking.request_timeout = 60
+    ks.networking.request_timeout = REQUEST_TIMEOUT  # the same bound as the operator's own requests
     ks.peering.standalone = not settings.peering
     if settings.peering:
         ks.peering.name = settings.peering

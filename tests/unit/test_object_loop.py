@@ -213,3 +213,42 @@ def test_the_real_sleep_returns_at_once_when_woken_or_stopped():
         return woken, await asyncio.wait_for(sleep_until_woken(wake, stopped, 3600), 5)
 
     assert asyncio.run(main()) == (True, False)
+
+
+def test_passes_in_flight_are_waited_for_and_forgotten_once_ended():
+    from pinery.handlers.object_loop import PassesInFlight
+
+    async def main() -> list[object]:
+        in_flight, release, seen = PassesInFlight(), asyncio.Event(), []
+
+        async def one_pass() -> str:
+            await release.wait()
+            return "done"
+
+        running = asyncio.ensure_future(in_flight.run("a", one_pass))
+        await asyncio.sleep(0)
+        seen.append(await in_flight.until_idle("b", 3600))  # nothing in flight for b: at once
+        seen.append(await in_flight.until_idle("a", 0.01))  # still running: the wait runs out
+        waiter = asyncio.ensure_future(in_flight.until_idle("a", 3600))
+        await asyncio.sleep(0)
+        release.set()
+        seen += [await asyncio.wait_for(waiter, 5), await running, in_flight._ends]
+        return seen
+
+    assert asyncio.run(main()) == [True, False, True, "done", {}]
+
+
+def test_a_failed_pass_in_flight_ends_too():
+    from pinery.handlers.object_loop import PassesInFlight
+
+    async def main() -> tuple[bool, dict]:
+        in_flight = PassesInFlight()
+
+        async def one_pass() -> None:
+            raise RuntimeError("the pass failed")
+
+        with pytest.raises(RuntimeError):
+            await in_flight.run("a", one_pass)
+        return await asyncio.wait_for(in_flight.until_idle("a", 3600), 5), in_flight._ends
+
+    assert asyncio.run(main()) == (True, {})

@@ -33,8 +33,8 @@ import aiohttp
 CONNECTIONS = 32
 
 
-# What a request may take at most, as Kopf's own (`settings.networking.request_timeout`, set in
-# pinery.runtime): a pass waits on no answer for ever.
+# What a request may take at most, Kopf's own too (pinery.runtime sets
+# `settings.networking.request_timeout` from it): a pass waits on no answer for ever.
 REQUEST_TIMEOUT = 60.0
 
 

@@ -10,8 +10,6 @@ resumed after a restart sees the finished status and ends without a Pinecone cal
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from typing import Any
@@ -27,7 +25,7 @@ from pinery.backups import backup_policy
 from pinery.backups.status import next_backup_status, ready_event
 from pinery.gateways.pinecone import PineconeCallError
 from pinery.handlers import pinecone_keys
-from pinery.handlers.object_loop import ObjectLoop
+from pinery.handlers.object_loop import ObjectLoop, PassesInFlight
 from pinery.services import Services
 from pinery.vectorindex import observed
 from pinery.vectorindex.errors import classify, outcome_unknown
@@ -58,19 +56,8 @@ class Source:
 def register(registry: kopf.OperatorRegistry, services: Services) -> None:
     resource = (GROUP, VERSION, PLURAL)
     timed_pass = services.metrics.timed(KIND, "reconcile")(reconcile)
-    # The pass in flight per object: Kopf stops a daemon only after the delete handler
-    # (kopf/_core/reactor/processing.py), so a pass may be creating the backup while the
-    # finalizer runs, on a body older than that pass's status write.
-    in_flight: dict[tuple[str, str], asyncio.Event] = {}
-
-    async def one_pass(namespace: str, name: str, loop: ObjectLoop) -> float | None:
-        done = in_flight[(namespace, name)] = asyncio.Event()
-        try:
-            return await timed_pass(namespace, name, services, loop)
-        finally:
-            done.set()
-            if in_flight.get((namespace, name)) is done:
-                del in_flight[(namespace, name)]
+    # A pass may be creating the backup while the delete handler runs (see PassesInFlight).
+    in_flight = PassesInFlight()
 
     @kopf.daemon(*resource, id="vectorindexbackup_daemon", registry=registry, cancellation_timeout=STOP_GRACE_SECONDS)
     async def vectorindexbackup_daemon(namespace, name, stopped, **_):
@@ -81,18 +68,15 @@ def register(registry: kopf.OperatorRegistry, services: Services) -> None:
             services.metrics.reconciled(KIND, "error")
             return loop.failed(lambda n: services.vectorindex_timing.retry(n - 1))
 
-        await loop.run(lambda: one_pass(namespace, name, loop), stopped, on_error=failed)
+        await loop.run(lambda: in_flight.run((namespace, name), lambda: timed_pass(namespace, name, services, loop)),
+                       stopped, on_error=failed)
 
     @kopf.on.delete(*resource, id="vectorindexbackup_delete", registry=registry)
     @services.metrics.timed(KIND, "delete")
     async def vectorindexbackup_delete(body, namespace, name, retry, **_):
         # Let a pass in flight finish, then decide on the object as it is now: its status may
         # say a create was sent after the body this handler was given.
-        running = in_flight.get((namespace, name))
-        if running is not None:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(STOP_GRACE_SECONDS):
-                    await running.wait()
+        await in_flight.until_idle((namespace, name), STOP_GRACE_SECONDS)
         fresh = await services.kube.get(KIND, namespace, name)
         await release(dict(fresh if fresh is not None else body), services, retry)
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import Any, Awaitable, Callable, Optional, Protocol
+from typing import Any, Awaitable, Callable, Hashable, Optional, Protocol, TypeVar
+
+T = TypeVar("T")
 
 # Jitter: up to this share more than the backoff.
 JITTER = 0.1
@@ -31,6 +33,41 @@ async def sleep_until_woken(wake: asyncio.Event, stopped: Any, delay: float) -> 
         for waiter in waiters:
             waiter.cancel()
     return wake.is_set()
+
+
+async def wait_at_most(waiting: Awaitable[Any], timeout: float) -> bool:
+    """Await `waiting` for at most `timeout` seconds; False when the time ran out first."""
+    try:
+        async with asyncio.timeout(timeout):
+            await waiting
+    except TimeoutError:
+        return False
+    return True
+
+
+class PassesInFlight:
+    """Which objects have a pass in flight, for a handler that must wait for it to end before it
+    decides: Kopf stops an object's daemon only after its delete handler has run
+    (kopf/_core/reactor/processing.py), so a pass may still be writing while that handler runs.
+    (Objects run from a pass queue have the same from `PassQueue.until_idle`.)"""
+
+    def __init__(self) -> None:
+        self._ends: dict[Hashable, asyncio.Event] = {}
+
+    async def run(self, key: Hashable, one_pass: Callable[[], Awaitable[T]]) -> T:
+        end = self._ends[key] = asyncio.Event()
+        try:
+            return await one_pass()
+        finally:
+            end.set()
+            if self._ends.get(key) is end:
+                del self._ends[key]
+
+    async def until_idle(self, key: Hashable, timeout: float) -> bool:
+        """Wait, at most `timeout` seconds, for the pass of `key` in flight (if any) to end;
+        False when it was still running then."""
+        end = self._ends.get(key)
+        return end is None or await wait_at_most(end.wait(), timeout)
 
 
 def jitter(delay: float, rng: Any = random) -> float:

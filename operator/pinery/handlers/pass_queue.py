@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Hashable, Optional, TypeVar
 
-from pinery.handlers.object_loop import ObjectLoop
+from pinery.handlers.object_loop import ObjectLoop, wait_at_most
 
 log = logging.getLogger("pinery.passes")
 
@@ -124,11 +124,7 @@ class PassQueue:
         """Wait, at most `timeout` seconds, for a pass of `key` in flight to end."""
         entry = self._entries.get(key)
         if entry is not None:
-            try:
-                async with asyncio.timeout(timeout):
-                    await entry.until_idle()
-            except TimeoutError:
-                pass
+            await wait_at_most(entry.until_idle(), timeout)
 
     # --- pause (peering) ------------------------------------------------------------------
 
