@@ -34,13 +34,14 @@ COMPAT_TEST_CLIENTS := pinecone-7,pinecone-10,pinecone-7-grpc
 # check the emulator's API 2025-10 with the real 9.x SDK, so they run apart, with pinecone 9.1.0
 # laid over .venv's 10.x (compat/overlay.py makes the overlay when missing or stale). A run that
 # selects no sdk9 test (pytest's status 5) is not a failure. A `-m` in PYTEST_ARGS replaces the
-# first run's `-m "not sdk9"`.
+# first run's `-m "not sdk9"`. The first run lists its 25 slowest steps, to keep the suite's time
+# in sight.
 SDK9_OVERLAY := $(or $(PINERY_COMPAT_VENV_DIR),.compat-venvs)/pinecone-9-overlay
 
 test: $(STAMP) lint  ## run the whole test suite (after make lint): everything on 10.x, then the sdk9 tests on 9.1.0
 	$(BIN)/python compat/run.py --install-only --clients $(COMPAT_TEST_CLIENTS)
 	$(BIN)/python compat/overlay.py
-	$(BIN)/python -m pytest -m "not sdk9" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not sdk9" --durations=25 $(PYTEST_ARGS)
 	PYTHONPATH=$(SDK9_OVERLAY) $(BIN)/python -m pytest -m sdk9 $(PYTEST_ARGS) || test $$? -eq 5
 
 sdk9-overlay: $(STAMP)  ## only make or update the 9.x SDK overlay the sdk9 tests run with (.compat-venvs/pinecone-9-overlay)

@@ -34,6 +34,8 @@ def dump(*_: object) -> None:
         report["paths"] = [{"mb": round(s.size / 2**20, 2), "blocks": s.count, "frames": s.traceback.format()}
                            for s in snapshot.statistics("traceback")[:TOP]]
     out = os.environ["BENCHMARK_TRACE_OUT"]
+    if os.environ.get("BENCHMARK_TRACE_SNAPSHOTS"):  # the whole snapshot too, to compare two of them
+        snapshot.dump(out + ".snapshot")
     with open(out + ".tmp", "w") as f:
         json.dump(report, f)
     os.replace(out + ".tmp", out)
