@@ -291,12 +291,15 @@ def delete_index_behind(w: World, name: str, key: str = API_KEY, wait_gone: bool
 
 def over_sweeps(w: World, sweeps: int, *operations: str) -> dict[str, int]:
     """Requests of each operation during exactly `sweeps` resync sweeps, counted from the
-    middle of one interval to the middle of another."""
+    middle of one interval to the middle of another: Pinecone's operations, and the control
+    plane's by verb and resource (`get secrets`)."""
     phase = time.time() % RESYNC
     time.sleep((0.5 * RESYNC - phase) % RESYNC)
-    count = w.counting(*operations)
+    plane_ops = [op for op in operations if " " in op]
+    count, before = w.counting(*(op for op in operations if op not in plane_ops)), w.plane.server.request_counts()
     time.sleep(sweeps * RESYNC)
-    return count()
+    after = w.plane.server.request_counts()
+    return count() | {op: after.get(op, 0) - before.get(op, 0) for op in plane_ops}
 
 
 def create_index_behind(w: World, name: str, key: str = API_KEY, dimension: int = 8, metric: str = "cosine",

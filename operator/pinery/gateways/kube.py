@@ -14,6 +14,7 @@ import os
 from typing import Any, Awaitable, Iterator, TypeVar
 
 from pinery.gateways.kube_http import Transport
+from pinery.gateways.per_sweep import PerSweep
 
 # A Kubernetes object or list as JSON: the operator reads and writes plain dicts.
 Obj = dict[str, Any]
@@ -110,6 +111,7 @@ class Kube:
     def __init__(self, api_client: Any):
         self.api_client = api_client  # its configuration says where and how; it streams logs for the CLI
         self.transport = Transport(api_client.configuration)
+        self._sweep_secrets: PerSweep[Obj | None] = PerSweep()  # (namespace, name) -> the Secret
 
     async def _run(self, method: str, path: str, *, body: Any = None, query: dict[str, Any] | None = None,
                    content_type: str = "application/json") -> Obj:
@@ -217,11 +219,15 @@ class Kube:
             raise
         return True
 
-    async def secret_value(self, namespace: str, name: str, key: str) -> str | None:
-        """The decoded value of a Secret key, or None when the Secret or key is missing."""
+    async def secret_value(self, namespace: str, name: str, key: str, sweep: int | None = None) -> str | None:
+        """The decoded value of a Secret key, or None when the Secret or key is missing. Passes
+        of one resync sweep (`sweep`, its number) share one read of each Secret."""
         import base64
 
-        secret = await self.get("Secret", namespace, name)
+        if sweep is None:
+            secret = await self.get("Secret", namespace, name)
+        else:
+            secret = await self._sweep_secrets.read((namespace, name), sweep, lambda: self.get("Secret", namespace, name))
         if secret is None:
             return None
         data: dict[str, str] = secret.get("data") or {}

@@ -15,9 +15,11 @@ def secret_ref(ref: SecretKeyRef | None, namespace: str, settings: OperatorSetti
     return settings.default_secret_namespace, settings.pinecone_secret_name, settings.pinecone_secret_key
 
 
-async def api_key(ref: SecretKeyRef | None, namespace: str, services: Services) -> str | None:
+async def api_key(ref: SecretKeyRef | None, namespace: str, services: Services, sweep: int | None = None) -> str | None:
+    """The API key, or None when its Secret or key is missing; read once per resync sweep
+    (`sweep`, its number) for all the passes of that sweep."""
     ns, name, key = secret_ref(ref, namespace, services.settings)
-    return await services.kube.secret_value(ns, name, key) or None
+    return await services.kube.secret_value(ns, name, key, sweep) or None
 
 
 def missing_key_message(ref: SecretKeyRef | None, namespace: str, settings: OperatorSettings) -> str:

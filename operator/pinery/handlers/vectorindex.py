@@ -212,7 +212,7 @@ async def reconcile(namespace: str, name: str, services: Services, memory: Memor
         services.metrics.reconciled(KIND, "refuse")
         return until_sweep()
 
-    api_key = await pinecone_keys.api_key(spec.api_key_secret_ref, namespace, services)
+    api_key = await pinecone_keys.api_key(spec.api_key_secret_ref, namespace, services, sweep)
     if api_key is None:
         ns, secret, key = pinecone_keys.secret_ref(spec.api_key_secret_ref, namespace, settings)
         missing: Cond = ("False", "SecretNotFound", f"Secret {ns}/{secret} with key {key!r} holding the Pinecone API key was not found")
