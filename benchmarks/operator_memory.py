@@ -7,10 +7,11 @@ The operator runs as its own process against the local control plane and the Pin
 (VmRSS now, VmHWM the peak). Steps: idle once it watches everything; then `--indexes`
 VectorIndexes and `--jobs` FSDPJobs (2 nodes each, so a Service, a ConfigMap and 2 pods each)
 created at once, measured once every index is Ready and every job has its children, and again
-after `--hold` seconds of sweeps (memory that keeps growing would show there). Then the operator
+after `--warmup` and then `--hold` seconds of sweeps, its RSS read every `--every` seconds
+through both: memory that keeps growing shows as the growth over the hold. Then the operator
 is stopped and started again over the same objects, and measured once its first passes are done
-and `--hold` seconds more have passed: what the objects cost an operator that did not live
-through their creation.
+and `--restart-hold` seconds more have passed: what the objects cost an operator that did not
+live through their creation.
 
 The floor is Kopf alone, set up as pinery is, with no-op event handlers for the same two kinds
 (floor_operator.py `noop`), given the same objects: what listing, watching and remembering them
@@ -48,8 +49,17 @@ async def traced(proc: harness.OperatorProcess, out: Path) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resync: float, hold: float, timeout: float,
-                  trace: bool = False) -> dict[str, Any]:
+async def sample_rss(proc: harness.OperatorProcess, origin: float, until: float, every: float, samples: list[list[float]]) -> None:
+    """Append [seconds since `origin`, RSS in MiB] every `every` seconds, up to `until` seconds
+    after `origin` (monotonic)."""
+    while (left := origin + until - time.monotonic()) > 0:
+        await asyncio.sleep(min(every, left))
+        proc.check_alive()
+        samples.append([round(time.monotonic() - origin, 1), proc.rss_mb()])
+
+
+async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resync: float, warmup: float, hold: float,
+                  every: float, restart_hold: float, timeout: float, trace: bool = False) -> dict[str, Any]:
     async with harness.Stage(state_dir, pinecone=True, ready_delay=1.0, watched=(INDEXES, JOBS, *CHILDREN)) as stage:
         vis = Indexes(stage, 1.0)
         fjs = Jobs(stage, "default", 2)
@@ -85,9 +95,14 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
             result["rss_mb"] = proc.rss_mb()
             if trace:
                 result["traced_converged"] = await traced(proc, state_dir / "trace.json")
-            await asyncio.sleep(hold)
-            proc.check_alive()
-            result["rss_mb_after_hold"] = proc.rss_mb()
+            # RSS through the sweeps: the warm-up (the first sweeps still shape the heap), then the hold
+            origin, samples = time.monotonic(), [[0.0, result["rss_mb"]]]
+            result["rss_samples"] = samples
+            await sample_rss(proc, origin, warmup, every, samples)
+            at_hold = result["rss_mb_after_warmup"] = samples[-1][1]
+            await sample_rss(proc, origin, warmup + hold, every, samples)
+            result["rss_mb_after_hold"] = samples[-1][1]
+            result["growth_mb_over_hold"] = round(samples[-1][1] - at_hold, 1)
             result["peak_rss_mb"] = proc.peak_rss_mb()
             result["kib_per_object"] = round((result["rss_mb_after_hold"] - result["idle_rss_mb"]) * 1024 / (indexes + jobs), 1)
         if trace:
@@ -101,7 +116,7 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
             await harness.until(lambda: all(stage.requests().get(f"watch {p}", 0) > watches.get(f"watch {p}", 0) for p in (INDEXES, JOBS)),
                                 timeout, "the restarted operator to watch")  # it lists every object first
             await harness.quiet(stage.requests, 2.0, max(120.0, timeout))
-            await asyncio.sleep(hold)
+            await asyncio.sleep(restart_hold)
             again.check_alive()
             result["restarted_rss_mb"] = again.rss_mb()
             result["restarted_kib_per_object"] = round((result["restarted_rss_mb"] - result["idle_rss_mb"]) * 1024 / (indexes + jobs), 1)
@@ -113,18 +128,24 @@ def main() -> int:
     parser.add_argument("--indexes", type=int, default=500)
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--resync", type=float, default=10.0, help="PINERY_RESYNC_SECONDS of the operator")
-    parser.add_argument("--hold", type=float, default=30.0, help="seconds of sweeps before the second measurement")
+    parser.add_argument("--warmup", type=float, default=0.0, help="seconds of sweeps before the hold starts")
+    parser.add_argument("--hold", type=float, default=30.0, help="seconds of sweeps over which growth is measured")
+    parser.add_argument("--every", type=float, default=30.0, help="seconds between RSS samples")
+    parser.add_argument("--restart-hold", type=float, help="seconds after the restarted operator's first passes (default: --hold)")
     parser.add_argument("--trace", action="store_true", help="run pinery under tracemalloc and report what its memory is")
     args = parser.parse_args()
     if args.quick:
-        args.indexes, args.jobs, args.hold = min(args.indexes, 50), min(args.jobs, 50), min(args.hold, 10.0)
+        args.indexes, args.jobs, args.hold, args.warmup = min(args.indexes, 50), min(args.jobs, 50), min(args.hold, 10.0), 0.0
+    restart_hold = args.hold if args.restart_hold is None else args.restart_hold
 
-    results: dict[str, Any] = {"indexes": args.indexes, "jobs": args.jobs, "resync_seconds": args.resync, "hold_seconds": args.hold,
+    results: dict[str, Any] = {"indexes": args.indexes, "jobs": args.jobs, "resync_seconds": args.resync, "warmup_seconds": args.warmup,
+                               "hold_seconds": args.hold, "restart_hold_seconds": restart_hold,
                                **harness.machine()}
     for operator in ("pinery",) if args.trace else ("pinery", "floor"):
         with tempfile.TemporaryDirectory() as tmp:
             results[operator] = asyncio.run(
-                measure(operator, Path(tmp), args.indexes, args.jobs, args.resync, args.hold, args.timeout, args.trace))
+                measure(operator, Path(tmp), args.indexes, args.jobs, args.resync, args.warmup, args.hold, args.every,
+                        restart_hold, args.timeout, args.trace))
     if args.trace:
         path = harness.write_results("operator_memory_traced", results, args.out)
         r = results["pinery"]
@@ -135,12 +156,12 @@ def main() -> int:
         print(f"\nwritten to {path}")
         return 0
     path = harness.write_results("operator_memory", results, args.out)
-    rows = [[op, r["idle_rss_mb"], r["rss_mb"], r["rss_mb_after_hold"], r["peak_rss_mb"], r["kib_per_object"],
-             r["restarted_rss_mb"], r["restarted_kib_per_object"]]
+    rows = [[op, r["idle_rss_mb"], r["rss_mb"], r["rss_mb_after_warmup"], r["rss_mb_after_hold"], r["growth_mb_over_hold"],
+             r["peak_rss_mb"], r["kib_per_object"], r["restarted_rss_mb"], r["restarted_kib_per_object"]]
             for op, r in ((op, results[op]) for op in ("pinery", "floor"))]
     harness.print_table(f"Operator RSS (MiB): idle, then {args.indexes} VectorIndexes + {args.jobs} FSDPJobs",
-                        ["operator", "idle", "converged", f"after {args.hold:g} s", "peak", "KiB/object", "restarted",
-                         "KiB/object restarted"], rows)
+                        ["operator", "idle", "converged", f"after {args.warmup:g} s", f"{args.hold:g} s later", "growth",
+                         "peak", "KiB/object", "restarted", "KiB/object restarted"], rows)
     print(f"\nwritten to {path}")
     return 0
 

@@ -65,11 +65,17 @@ def test_vectorindex_convergence(tmp_path):
 
 
 def test_operator_memory(tmp_path):
-    results = run_benchmark("operator_memory.py", tmp_path / "mem.json", "--indexes", "3", "--jobs", "3", "--hold", "1", "--timeout", "180")
+    results = run_benchmark("operator_memory.py", tmp_path / "mem.json", "--indexes", "3", "--jobs", "3", "--warmup", "1", "--hold", "1",
+                            "--every", "0.5", "--restart-hold", "0", "--timeout", "180")
     for operator in ("pinery", "floor"):
         r = results[operator]
         assert r["objects"] == 6
         assert 0 < r["idle_rss_mb"] <= r["peak_rss_mb"] and r["rss_mb_after_hold"] > 0
+        # RSS sampled through the warm-up and the hold (every 0.5 s, less often on a loaded machine)
+        times = [t for t, _ in r["rss_samples"]]
+        assert times[0] == 0 and times == sorted(times) and len(times) >= 3 and times[-1] >= 2.0, times
+        assert r["rss_mb_after_warmup"] in [mb for t, mb in r["rss_samples"] if 0.9 <= t < 2.0]  # read as the hold began
+        assert r["growth_mb_over_hold"] == round(r["rss_mb_after_hold"] - r["rss_mb_after_warmup"], 1)
         assert "kib_per_object" in r and r["converged_seconds"] >= 0
         assert r["restarted_rss_mb"] > 0 and "restarted_kib_per_object" in r  # the operator started again over them
 
