@@ -65,3 +65,16 @@ def test_keys_are_read_apart_and_a_failed_read_is_not_kept():
         return [await shared.read("one", 1, fetch), await shared.read("two", 1, fetch), await shared.read("one", 1, fetch)]
 
     assert asyncio.run(main()) == ["a", "b", "a"]
+
+
+def test_newest_is_the_last_value_read_whatever_its_sweep():
+    async def main() -> list[object]:
+        shared = PerSweep[list[str]]()
+        seen: list[object] = [shared.newest("key")]
+        first = await shared.read("key", 4, lambda: asyncio.sleep(0, ["listing of sweep 4"]))
+        first.append("changed since")  # what a caller marks on the value is the value held
+        seen.append(shared.newest("key"))
+        await shared.read("key", 5, lambda: asyncio.sleep(0, ["listing of sweep 5"]))
+        return seen + [shared.newest("key"), shared.newest("other")]
+
+    assert asyncio.run(main()) == [None, ["listing of sweep 4", "changed since"], ["listing of sweep 5"], None]

@@ -1,7 +1,8 @@
 """Reads shared by every pass of one resync sweep.
 
 A sweep looks at every settled object once per interval (pinery.vectorindex.schedule); what
-many of them read alike (the API key Secret they share) is read once per sweep, by the first
+many of them read alike (the API key Secret they share, the Pinecone listing of a key) is read
+once per sweep, by the first
 pass that needs it, and the others of that sweep wait for that read rather than send their own.
 A pass outside a sweep (a new object, a change, a retry) reads for itself, so a changed Secret
 is seen at once there and by the next sweep at the latest.
@@ -32,3 +33,8 @@ class PerSweep(Generic[V]):
             if held is None or held[0] < sweep:
                 held = self._values[key] = (sweep, await fetch())
         return held[1]
+
+    def newest(self, key: Hashable) -> V | None:
+        """The newest value read for `key`, of whichever sweep; None before any."""
+        held = self._values.get(key)
+        return None if held is None else held[1]

@@ -26,6 +26,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from pinery.gateways.per_sweep import PerSweep
 from pinery.vectorindex import observed
 from pinery.vectorindex.desired import LEGACY_CREATE_VERSION, CreateRequest
 from pinery.vectorindex.errors import PineconeFailure, redact
@@ -53,7 +54,6 @@ class PineconeCallError(Exception):
 
 @dataclass
 class _Listing:
-    sweep: int
     indexes: dict[str, dict[str, Any]]
     # Names this operator changed since the listing was taken: their entries are stale.
     stale: set[str] = field(default_factory=set)
@@ -123,8 +123,7 @@ class PineconeGateway:
         # key id -> (SDK client, HTTP client of LEGACY_CREATE_VERSION or None until first used)
         self._clients: OrderedDict[str, list[Any]] = OrderedDict()
         self._clients_lock = threading.Lock()
-        self._listings: dict[str, _Listing] = {}
-        self._listing_locks: dict[str, asyncio.Lock] = {}
+        self._listings: PerSweep[_Listing] = PerSweep()  # by key_id
         # (operation, outcome) -> None, for metrics; outcome is an HTTP status or "ok"/"error".
         self._on_call = on_call or (lambda operation, outcome: None)
 
@@ -217,13 +216,10 @@ class PineconeGateway:
         index absent from the listing, or changed by this operator since, is described
         individually: a listing never causes a recreation on its own.
         """
-        kid = key_id(api_key)
-        lock = self._listing_locks.setdefault(kid, asyncio.Lock())
-        async with lock:
-            listing = self._listings.get(kid)
-            if listing is None or listing.sweep < sweep:
-                listing = _Listing(sweep, await self.list_indexes(api_key))
-                self._listings[kid] = listing
+        async def fetch() -> _Listing:
+            return _Listing(await self.list_indexes(api_key))
+
+        listing = await self._listings.read(key_id(api_key), sweep, fetch)
         found = listing.indexes.get(name)
         if found is None or name in listing.stale:
             return await self.describe(api_key, name)
@@ -231,7 +227,7 @@ class PineconeGateway:
 
     def _changed(self, api_key: str, name: str) -> None:
         """Mark the index's entry in the key's listing stale (this operator just changed it)."""
-        listing = self._listings.get(key_id(api_key))
+        listing = self._listings.newest(key_id(api_key))
         if listing is not None:
             listing.stale.add(name)
 
