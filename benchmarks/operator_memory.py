@@ -8,7 +8,8 @@ The operator runs as its own process against the local control plane and the Pin
 VectorIndexes and `--jobs` FSDPJobs (2 nodes each, so a Service, a ConfigMap and 2 pods each)
 created at once, measured once every index is Ready and every job has its children, and again
 after `--warmup` and then `--hold` seconds of sweeps, its RSS read every `--every` seconds
-through both: memory that keeps growing shows as the growth over the hold. Then the operator
+through both: memory that keeps growing shows as the growth over the hold (`growth`, by the
+medians of its first and last samples; `last_minus_first_mb_over_hold` is the plain difference). Then the operator
 is stopped and started again over the same objects, and measured once its first passes are done
 and `--restart-hold` seconds more have passed: what the objects cost an operator that did not
 live through their creation.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -56,6 +58,17 @@ async def sample_rss(proc: harness.OperatorProcess, origin: float, until: float,
         await asyncio.sleep(min(every, left))
         proc.check_alive()
         samples.append([round(time.monotonic() - origin, 1), proc.rss_mb()])
+
+
+TREND_SAMPLES = 5
+
+
+def growth(samples: list[list[float]], start: float, window: int = TREND_SAMPLES) -> float:
+    """The RSS trend over the samples from `start` on: the median of the last `window` less the
+    median of the first `window`. One sample falls at some point of a sweep, so it holds that
+    sweep's transient working memory too; growth is what stays, which the medians see."""
+    held = [mb for t, mb in samples if t >= start - 0.5]  # the sample read as the hold began
+    return round(statistics.median(held[-window:]) - statistics.median(held[:window]), 1)
 
 
 async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resync: float, warmup: float, hold: float,
@@ -102,7 +115,8 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
             at_hold = result["rss_mb_after_warmup"] = samples[-1][1]
             await sample_rss(proc, origin, warmup + hold, every, samples)
             result["rss_mb_after_hold"] = samples[-1][1]
-            result["growth_mb_over_hold"] = round(samples[-1][1] - at_hold, 1)
+            result["last_minus_first_mb_over_hold"] = round(samples[-1][1] - at_hold, 1)
+            result["growth_mb_over_hold"] = growth(samples, warmup)
             result["peak_rss_mb"] = proc.peak_rss_mb()
             result["kib_per_object"] = round((result["rss_mb_after_hold"] - result["idle_rss_mb"]) * 1024 / (indexes + jobs), 1)
         if trace:

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 import kopf
 
-from pinery import tls_buffers
+from pinery import heap_trim, tls_buffers
 from pinery.api.base import FINALIZER
 from pinery.gateways.kube_http import REQUEST_TIMEOUT
 from pinery.handlers import register_all
@@ -146,10 +146,15 @@ async def operate(
         services.metrics.serve(settings.metrics_port)
     tls_buffers.shrink()
     await asyncio.to_thread(services.pinecone.warm_up)
-    await kopf.operator(
-        registry=build_registry(services),
-        settings=kopf_settings(settings),
-        stop_flag=stop_flag,
-        ready_flag=ready_flag,
-        **operator_kwargs(settings),
-    )
+    trimming = asyncio.create_task(heap_trim.every(), name="pinery heap trim")
+    try:
+        await kopf.operator(
+            registry=build_registry(services),
+            settings=kopf_settings(settings),
+            stop_flag=stop_flag,
+            ready_flag=ready_flag,
+            **operator_kwargs(settings),
+        )
+    finally:
+        trimming.cancel()
+        await asyncio.gather(trimming, return_exceptions=True)
