@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 FUZZ_EXAMPLES ?= 1000
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test unit lint fmt fuzz chaos faults compat compat-venvs sdk9-overlay bench bench-quick crds check-crds deploy check-deploy validate-examples clean
+.PHONY: help install demo test test-long unit lint fmt fuzz chaos faults compat compat-venvs sdk9-overlay bench bench-quick crds check-crds deploy check-deploy validate-examples clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -41,8 +41,11 @@ SDK9_OVERLAY := $(or $(PINERY_COMPAT_VENV_DIR),.compat-venvs)/pinecone-9-overlay
 test: $(STAMP) lint  ## run the whole test suite (after make lint): everything on 10.x, then the sdk9 tests on 9.1.0
 	$(BIN)/python compat/run.py --install-only --clients $(COMPAT_TEST_CLIENTS)
 	$(BIN)/python compat/overlay.py
-	$(BIN)/python -m pytest -m "not sdk9" --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not sdk9 and not long" --durations=25 $(PYTEST_ARGS)
 	PYTHONPATH=$(SDK9_OVERLAY) $(BIN)/python -m pytest -m sdk9 $(PYTEST_ARGS) || test $$? -eq 5
+
+test-long: $(STAMP)  ## the tests marked long, which make test leaves out (about 5 minutes)
+	$(BIN)/python -m pytest -m "long and not sdk9" --durations=10 $(PYTEST_ARGS)
 
 sdk9-overlay: $(STAMP)  ## only make or update the 9.x SDK overlay the sdk9 tests run with (.compat-venvs/pinecone-9-overlay)
 	$(BIN)/python compat/overlay.py

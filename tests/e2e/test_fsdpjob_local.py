@@ -363,6 +363,7 @@ def test_elastic_job_survives_losing_node_0_whose_replacement_rejoins(local_mode
              what="the store pod to go")
 
 
+@pytest.mark.long  # about a minute; losing a node without a replacement (the replacement case runs in make test)
 def test_an_elastic_job_whose_membership_shrinks_sees_no_stale_world_size(local_mode):
     """Without restarts left, node 2 is not replaced: the others train on as a group of two, and
     what they read says two, never the spec's three."""
@@ -410,6 +411,7 @@ LONG_FIRST = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long  # a drain of a node runs in make test; this one drains the store
 def test_a_drain_of_the_rendezvous_store_restarts_the_gang_as_a_disruption(local_mode):
     """Every agent loses its rendezvous with the store; pinery restarts the gang on a new store at
     once, a disruption since Kubernetes evicted the store, so maxRestarts 0 is enough."""
@@ -467,6 +469,7 @@ HANGS_ONCE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long  # two gangs and a deadline: 40 s (the deadline policy's table test runs in make test)
 def test_a_gang_whose_step_stops_advancing_is_restarted_as_stalled_and_resumes(local_mode):
     """progressDeadlineSeconds: the first gang hangs after step 3 without exiting; the operator,
     woken by its own deadline (no pod event comes), restarts it as Stalled; the second gang

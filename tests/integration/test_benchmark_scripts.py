@@ -1,5 +1,8 @@
 """The operator benchmarks still run: each script in a tiny mode (a few objects), and the JSON
-it writes has what docs/performance.md reports. Numbers are not judged here (see benchmarks/)."""
+it writes has what docs/performance.md reports. Numbers are not judged here (see benchmarks/).
+The ones that start pinery and the floor as processes several times are `long` (`make
+test-long`): what they measure is tested as behaviour elsewhere (the FSDPJob steady state in
+test_fsdpjob_steady_state.py, memory's parts in tests/unit)."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ def run_benchmark(script: str, out: Path, *args: str) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.long
 def test_fsdpjob_convergence(tmp_path):
     results = run_benchmark("fsdpjob_convergence.py", tmp_path / "fj.json", "--single", "1", "--burst", "3", "--timeout", "60")
     assert results["minimum_requests_per_job"] == 5  # 2 pods, the Service, the ConfigMap, one status write
@@ -39,6 +43,7 @@ def test_fsdpjob_convergence(tmp_path):
     assert results["floor"]["burst"]["requests_by_kind_per_job"]["patch fsdpjobs/status"] == 1.0
 
 
+@pytest.mark.long
 def test_fsdpjob_steady_state(tmp_path):
     results = run_benchmark("fsdpjob_steady_state.py", tmp_path / "steady.json", "--jobs", "2", "--progress", "2",
                             "--window", "6", "--timeout", "60")
@@ -64,6 +69,7 @@ def test_vectorindex_convergence(tmp_path):
     assert sweep["requests_by_kind"]["get vectorindexes"] == 4 and sweep["seconds"] > 0
 
 
+@pytest.mark.long
 def test_operator_memory(tmp_path):
     results = run_benchmark("operator_memory.py", tmp_path / "mem.json", "--indexes", "3", "--jobs", "3", "--warmup", "1", "--hold", "1",
                             "--every", "0.5", "--restart-hold", "0", "--timeout", "180")
@@ -81,6 +87,7 @@ def test_operator_memory(tmp_path):
         assert r["restarted_rss_mb"] > 0 and "restarted_kib_per_object" in r  # the operator started again over them
 
 
+@pytest.mark.long
 def test_operator_memory_traced(tmp_path):
     results = run_benchmark("operator_memory.py", tmp_path / "traced.json", "--trace", "--indexes", "2", "--jobs", "2", "--hold", "0",
                             "--timeout", "180")  # a bound on a loaded machine, not a measure

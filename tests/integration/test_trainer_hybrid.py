@@ -52,6 +52,7 @@ def full(tmp_path_factory):
     return run_nodes(2, 2, ARGS, tmp_path_factory.mktemp("full"))
 
 
+@pytest.mark.long  # two 4-process runs and two resumes, 40 s (the mesh: tests/unit/test_trainer_mesh.py)
 def test_hybrid_takes_the_same_steps_as_full_sharding(hybrid, full):
     head, _ = hybrid
     assert head.events("start")[0]["mesh"] == {"strategy": "hybrid", "shape": [2, 2], "dims": ["replicate", "shard"]}
@@ -81,11 +82,13 @@ def resume_from_step_4(hybrid, tmp_path, nproc, args):
     return start_event
 
 
+@pytest.mark.long  # two 4-process runs and two resumes, 40 s (the mesh: tests/unit/test_trainer_mesh.py)
 def test_hybrid_checkpoint_resumes_under_full_sharding_on_3_processes(hybrid, tmp_path):
     start_event = resume_from_step_4(hybrid, tmp_path, 3, [])
     assert start_event["mesh"]["shape"] == [3] and start_event["gradAccumSteps"] == 4
 
 
+@pytest.mark.long  # two 4-process runs and two resumes, 40 s (the mesh: tests/unit/test_trainer_mesh.py)
 def test_hybrid_checkpoint_resumes_under_hybrid_on_4_processes_of_one_node(hybrid, tmp_path):
     start_event = resume_from_step_4(hybrid, tmp_path, 4, HYBRID)
     assert start_event["mesh"]["shape"] == [1, 4] and start_event["gradAccumSteps"] == 3
