@@ -9,10 +9,10 @@ VectorIndexes and `--jobs` FSDPJobs (2 nodes each, so a Service, a ConfigMap and
 created at once, measured once every index is Ready and every job has its children, and again
 after `--warmup` and then `--hold` seconds of sweeps, its RSS read every `--every` seconds
 through both: memory that keeps growing shows as the growth over the hold (`growth`, by the
-medians of its first and last samples; `last_minus_first_mb_over_hold` is the plain difference). Then the operator
-is stopped and started again over the same objects, and measured once its first passes are done
-and `--restart-hold` seconds more have passed: what the objects cost an operator that did not
-live through their creation.
+medians of its first and last samples; `last_minus_first_mb_over_hold` is the plain
+difference). Then the operator is stopped and started again over the same objects, and measured
+once its first passes are done and `--restart-hold` seconds more have passed: what the objects
+cost an operator that did not live through their creation.
 
 The floor is Kopf alone, set up as pinery is, with no-op event handlers for the same two kinds
 (floor_operator.py `noop`), given the same objects: what listing, watching and remembering them
@@ -63,11 +63,10 @@ async def sample_rss(proc: harness.OperatorProcess, origin: float, until: float,
 TREND_SAMPLES = 5
 
 
-def growth(samples: list[list[float]], start: float, window: int = TREND_SAMPLES) -> float:
-    """The RSS trend over the samples from `start` on: the median of the last `window` less the
-    median of the first `window`. One sample falls at some point of a sweep, so it holds that
-    sweep's transient working memory too; growth is what stays, which the medians see."""
-    held = [mb for t, mb in samples if t >= start - 0.5]  # the sample read as the hold began
+def growth(held: list[float], window: int = TREND_SAMPLES) -> float:
+    """The RSS trend over the hold's samples: the median of the last `window` less the median of
+    the first `window`. One sample falls at some point of a sweep, so it holds that sweep's
+    transient working memory too; growth is what stays, which the medians see."""
     return round(statistics.median(held[-window:]) - statistics.median(held[:window]), 1)
 
 
@@ -112,11 +111,12 @@ async def measure(operator: str, state_dir: Path, indexes: int, jobs: int, resyn
             origin, samples = time.monotonic(), [[0.0, result["rss_mb"]]]
             result["rss_samples"] = samples
             await sample_rss(proc, origin, warmup, every, samples)
-            at_hold = result["rss_mb_after_warmup"] = samples[-1][1]
+            hold_from = len(samples) - 1  # the sample read as the hold began
+            at_hold = result["rss_mb_after_warmup"] = samples[hold_from][1]
             await sample_rss(proc, origin, warmup + hold, every, samples)
             result["rss_mb_after_hold"] = samples[-1][1]
             result["last_minus_first_mb_over_hold"] = round(samples[-1][1] - at_hold, 1)
-            result["growth_mb_over_hold"] = growth(samples, warmup)
+            result["growth_mb_over_hold"] = growth([mb for _, mb in samples[hold_from:]])
             result["peak_rss_mb"] = proc.peak_rss_mb()
             result["kib_per_object"] = round((result["rss_mb_after_hold"] - result["idle_rss_mb"]) * 1024 / (indexes + jobs), 1)
         if trace:

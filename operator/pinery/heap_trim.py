@@ -3,11 +3,11 @@
 Each resync sweep reads, parses and drops a burst of answers; what CPython frees of them
 (its blocks over 512 bytes come from C malloc: response bodies, JSON strings; and the Pinecone
 SDK's worker threads allocate from arenas of their own) stays resident in glibc's free lists
-until something calls `malloc_trim`. glibc itself returns only the free memory at the very top of the main heap
-(M_TRIM_THRESHOLD); memory freed below a live chunk, and all of a thread arena's, is kept. Over
-20 minutes of sweeps every 10 s at 1,000 objects that kept memory grew the operator's RSS by
-6.5 MiB while its live Python memory stayed flat (docs/performance.md, "Memory through 20
-minutes of sweeps").
+until something calls `malloc_trim`. glibc itself returns only the free memory at the very top
+of the main heap (M_TRIM_THRESHOLD); memory freed below a live chunk, and all of a thread
+arena's, is kept. Over 20 minutes of sweeps every 10 s at 1,000 objects that kept memory grew
+the operator's RSS by 6.5 MiB while its live Python memory stayed flat (docs/performance.md,
+"Memory through 20 minutes of sweeps").
 
 `malloc_trim(0)` walks every arena and gives back each whole free page (madvise MADV_DONTNEED);
 it frees nothing in use, so nothing changes but the RSS. Since glibc 2.8 it trims all arenas,

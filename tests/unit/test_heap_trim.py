@@ -18,7 +18,6 @@ glibc = pytest.mark.skipif(heap_trim.MALLOC_TRIM is None, reason="this C library
 # but the last, which pins the top of the heap so glibc's own trimming at free cannot give the
 # rest back. The RSS is read from /proc before and after the trim.
 FRAGMENTED_HEAP = textwrap.dedent("""
-    import sys
     from pinery import heap_trim
 
     def rss_mib():
